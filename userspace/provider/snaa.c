@@ -1,0 +1,957 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * libsnaa-rdmav34.so: rdma-core (libibverbs) user-space provider for the
+ * snaa soft-RoCE kernel driver.
+ *
+ * libibverbs binds a snaa ib_device to this provider through the
+ * modalias of its parent platform device ("platform:snaa"), opens it with
+ * snaa_alloc_context() and routes the verbs below to us.
+ *
+ * Control path: every verb is the matching ibv_cmd_* helper, plus the
+ * snaa udata of include/uapi/rdma/snaa-abi.h for CQs and QPs.
+ * Data path: SQ, RQ and CQ are rings mapped from the uverbs file
+ * (snaa_queue.h holds the ring code).  poll_cq never enters the kernel;
+ * post_send/post_recv enter it only to ring a doorbell when the kernel
+ * has marked the ring idle.
+ */
+#define _POSIX_C_SOURCE 200809L	/* pthread_spin_*, mmap, write in -std=c11 */
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <infiniband/verbs.h>
+#include <rdma/ib_user_ioctl_verbs.h>
+#include <rdma/ib_user_verbs.h>
+#include <rdma/snaa-abi.h>
+
+#include "snaa_pabi.h"
+#include "snaa_queue.h"
+
+#define snaa_container_of(ptr, type, member)				\
+	((type *)((char *)(ptr) - offsetof(type, member)))
+
+struct snaa_device {
+	struct verbs_device ibv_dev;	/* must be first (zeroed) */
+};
+
+struct snaa_context {
+	struct verbs_context ibv_ctx;
+	uint32_t dev_id;		/* kernel ib_device index */
+};
+
+/* get_context response: uverbs core part, then our udata. */
+struct snaa_get_context_resp {
+	struct ib_uverbs_get_context_resp ibv_resp;
+	struct snaa_uresp_alloc_ctx drv;
+};
+
+_Static_assert(offsetof(struct snaa_get_context_resp, drv) ==
+	       sizeof(struct ib_uverbs_get_context_resp),
+	       "driver response must directly follow the uverbs response");
+
+struct snaa_pd {
+	struct ibv_pd ibv_pd;
+};
+
+struct snaa_mr {
+	struct verbs_mr vmr;	/* ibv_dereg_mr() reads mr_type behind it */
+};
+
+struct snaa_ah {
+	struct ibv_ah ibv_ah;
+};
+
+struct snaa_cq {
+	struct ibv_cq ibv_cq;
+	pthread_spinlock_t lock;	/* q, map, map_len, broken */
+	struct snaa_queue q;
+	void *map;
+	size_t map_len;
+	bool broken;		/* resize left no usable ring */
+};
+
+/* A QP's SQ or RQ: its ring and the lock serialising posts to it. */
+struct snaa_wq {
+	pthread_spinlock_t lock;	/* q.index */
+	struct snaa_queue q;	/* q.ring == NULL: no ring */
+	void *map;
+	size_t map_len;
+	uint32_t max_sge;
+};
+
+struct snaa_qp {
+	/*
+	 * libibverbs' ibv_qp_to_qp_ex() reads verbs_qp.comp_mask behind
+	 * any ibv_qp; its offset moved within PABI 34, so the ibv_qp sits
+	 * in a zeroed area that covers every release (snaa_pabi.h).
+	 */
+	union {
+		struct ibv_qp ibv_qp;
+		char qp_ex_shadow[SNAA_PABI_QP_EX_SHADOW];
+	};
+	struct snaa_wq sq;
+	struct snaa_wq rq;
+	struct snaa_sq_caps sq_caps;
+	/* Legacy write() doorbells; the kernel writes the responses. */
+	struct ibv_post_send sq_db;
+	struct ib_uverbs_post_send_resp sq_db_resp;
+	struct ibv_post_recv rq_db;
+	struct ib_uverbs_post_recv_resp rq_db_resp;
+};
+
+/* Response layouts: uverbs core part, then our udata, no gap. */
+struct snaa_create_cq_resp {
+	struct ib_uverbs_create_cq_resp ibv_resp;
+	struct snaa_uresp_create_cq drv;
+};
+
+struct snaa_resize_cq_resp {
+	struct ib_uverbs_resize_cq_resp ibv_resp;
+	struct snaa_uresp_resize_cq drv;
+};
+
+struct snaa_create_qp_resp {
+	struct ib_uverbs_create_qp_resp ibv_resp;
+	struct snaa_uresp_create_qp drv;
+};
+
+_Static_assert(offsetof(struct snaa_create_cq_resp, drv) ==
+	       sizeof(struct ib_uverbs_create_cq_resp),
+	       "driver response must directly follow the uverbs response");
+_Static_assert(offsetof(struct snaa_resize_cq_resp, drv) ==
+	       sizeof(struct ib_uverbs_resize_cq_resp),
+	       "driver response must directly follow the uverbs response");
+_Static_assert(offsetof(struct snaa_create_qp_resp, drv) ==
+	       sizeof(struct ib_uverbs_create_qp_resp),
+	       "driver response must directly follow the uverbs response");
+
+static inline struct snaa_context *snaa_ctx(struct ibv_context *ibctx)
+{
+	return snaa_container_of(ibctx, struct snaa_context, ibv_ctx.context);
+}
+
+static inline struct snaa_pd *snaa_pd(struct ibv_pd *ibpd)
+{
+	return snaa_container_of(ibpd, struct snaa_pd, ibv_pd);
+}
+
+static inline struct snaa_mr *snaa_mr(struct verbs_mr *vmr)
+{
+	return snaa_container_of(vmr, struct snaa_mr, vmr);
+}
+
+static inline struct snaa_ah *snaa_ah(struct ibv_ah *ibah)
+{
+	return snaa_container_of(ibah, struct snaa_ah, ibv_ah);
+}
+
+static inline struct snaa_cq *snaa_cq(struct ibv_cq *ibcq)
+{
+	return snaa_container_of(ibcq, struct snaa_cq, ibv_cq);
+}
+
+static inline struct snaa_qp *snaa_qp(struct ibv_qp *ibqp)
+{
+	return snaa_container_of(ibqp, struct snaa_qp, ibv_qp);
+}
+
+/*
+ * Error messages go through libibverbs' logger (VERBS_LOG_LEVEL and
+ * VERBS_LOG_FILE select them).  Calling __verbs_log also makes the
+ * provider unloadable on rdma-core < 37, see snaa_pabi.h.
+ */
+__attribute__((format(printf, 3, 4)))
+static void snaa_log(struct verbs_context *vctx, uint32_t level,
+		     const char *fmt, ...)
+{
+	char msg[256];
+	va_list ap;
+	int err = errno;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	__verbs_log(vctx, level, "snaa: %s: %s\n",
+		    vctx->context.device->name, msg);
+	errno = err;
+}
+
+#define snaa_err(vctx, ...) snaa_log(vctx, VERBS_LOG_ERR, __VA_ARGS__)
+#define snaa_ctx_err(ibctx, ...) \
+	snaa_err(&snaa_ctx(ibctx)->ibv_ctx, __VA_ARGS__)
+
+static int snaa_query_device_ex(struct ibv_context *ibctx,
+				const struct ibv_query_device_ex_input *input,
+				struct ibv_device_attr_ex *attr,
+				size_t attr_size)
+{
+	return ibv_cmd_query_device_any(ibctx, input, attr, attr_size,
+					NULL, NULL);
+}
+
+static int snaa_query_port(struct ibv_context *ibctx, uint8_t port,
+			   struct ibv_port_attr *attr)
+{
+	struct ibv_query_port cmd;
+
+	memset(&cmd, 0, sizeof(cmd));
+	return ibv_cmd_query_port(ibctx, port, attr, &cmd, sizeof(cmd));
+}
+
+static void snaa_free_context(struct ibv_context *ibctx)
+{
+	struct snaa_context *ctx = snaa_ctx(ibctx);
+
+	verbs_uninit_context(&ctx->ibv_ctx);
+	free(ctx);
+}
+
+/* ------------------------------------------------------------------ */
+/* Protection domains, memory regions, address handles                 */
+/* ------------------------------------------------------------------ */
+
+static struct ibv_pd *snaa_alloc_pd(struct ibv_context *ibctx)
+{
+	struct ib_uverbs_alloc_pd_resp resp;
+	struct ibv_alloc_pd cmd;
+	struct snaa_pd *pd;
+	int ret;
+
+	pd = calloc(1, sizeof(*pd));
+	if (!pd)
+		return NULL;
+	memset(&cmd, 0, sizeof(cmd));
+	memset(&resp, 0, sizeof(resp));
+	ret = ibv_cmd_alloc_pd(ibctx, &pd->ibv_pd, &cmd, sizeof(cmd),
+			       &resp, sizeof(resp));
+	if (ret) {
+		free(pd);
+		errno = ret;
+		return NULL;
+	}
+	return &pd->ibv_pd;
+}
+
+static int snaa_dealloc_pd(struct ibv_pd *ibpd)
+{
+	int ret = ibv_cmd_dealloc_pd(ibpd);
+
+	if (ret)
+		return ret;
+	free(snaa_pd(ibpd));
+	return 0;
+}
+
+static struct ibv_mr *snaa_reg_mr(struct ibv_pd *ibpd, void *addr,
+				  size_t length, uint64_t hca_va, int access)
+{
+	struct ib_uverbs_reg_mr_resp resp;
+	struct ibv_reg_mr cmd;
+	struct snaa_mr *mr;
+	int ret;
+
+	mr = calloc(1, sizeof(*mr));
+	if (!mr)
+		return NULL;
+	memset(&cmd, 0, sizeof(cmd));
+	memset(&resp, 0, sizeof(resp));
+	ret = ibv_cmd_reg_mr(ibpd, addr, length, hca_va, access, &mr->vmr,
+			     &cmd, sizeof(cmd), &resp, sizeof(resp));
+	if (ret) {
+		free(mr);
+		errno = ret;
+		return NULL;
+	}
+	return &mr->vmr.ibv_mr;
+}
+
+static int snaa_dereg_mr(struct verbs_mr *vmr)
+{
+	int ret = ibv_cmd_dereg_mr(vmr);
+
+	if (ret)
+		return ret;
+	free(snaa_mr(vmr));
+	return 0;
+}
+
+/* UD only: RC/UC QPs get their destination through modify_qp. */
+static struct ibv_ah *snaa_create_ah(struct ibv_pd *ibpd,
+				     struct ibv_ah_attr *attr)
+{
+	struct ib_uverbs_create_ah_resp resp;
+	struct snaa_ah *ah;
+	int ret;
+
+	ah = calloc(1, sizeof(*ah));
+	if (!ah)
+		return NULL;
+	memset(&resp, 0, sizeof(resp));
+	ret = ibv_cmd_create_ah(ibpd, &ah->ibv_ah, attr, &resp, sizeof(resp));
+	if (ret) {
+		free(ah);
+		errno = ret;
+		return NULL;
+	}
+	return &ah->ibv_ah;
+}
+
+static int snaa_destroy_ah(struct ibv_ah *ibah)
+{
+	int ret = ibv_cmd_destroy_ah(ibah);
+
+	if (ret)
+		return ret;
+	free(snaa_ah(ibah));
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Rings                                                               */
+/* ------------------------------------------------------------------ */
+
+/* mmap() one ring of the uverbs file; NULL with errno set on failure. */
+static void *snaa_map_ring(struct ibv_context *ibctx, const char *what,
+			   uint64_t key, size_t len)
+{
+	void *p;
+
+	p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED,
+		 ibctx->cmd_fd, (off_t)key);
+	if (p == MAP_FAILED) {
+		snaa_ctx_err(ibctx,
+			     "mapping the %s ring (offset %#llx, %zu bytes) failed: %s",
+			     what, (unsigned long long)key, len,
+			     strerror(errno));
+		return NULL;
+	}
+	return p;
+}
+
+/*
+ * Write a prebuilt legacy command (an empty POST_SEND/POST_RECV) to the
+ * uverbs file: 0 or the errno of write(2).
+ */
+static int snaa_ring_doorbell(struct ibv_context *ibctx, const void *cmd,
+			      size_t len)
+{
+	ssize_t n = write(ibctx->cmd_fd, cmd, len);
+
+	if (n == (ssize_t)len)
+		return 0;
+	return n < 0 ? errno : EIO;
+}
+
+/* ------------------------------------------------------------------ */
+/* Completion queues                                                   */
+/* ------------------------------------------------------------------ */
+
+static bool snaa_cq_geometry_ok(uint32_t num_cqe, uint32_t ring_size,
+				uint32_t granted_cqe)
+{
+	return snaa_ring_geometry_ok(num_cqe, sizeof(struct snaa_cqe),
+				     ring_size, sizeof(struct snaa_cqe)) &&
+	       num_cqe >= granted_cqe;
+}
+
+static struct ibv_cq *snaa_create_cq(struct ibv_context *ibctx, int cqe,
+				     struct ibv_comp_channel *channel,
+				     int comp_vector)
+{
+	struct snaa_create_cq_resp resp;
+	struct ibv_create_cq cmd;
+	struct snaa_cq *cq;
+	void *map;
+	int ret;
+
+	cq = calloc(1, sizeof(*cq));
+	if (!cq)
+		return NULL;
+	memset(&cmd, 0, sizeof(cmd));
+	memset(&resp, 0, sizeof(resp));
+	ret = ibv_cmd_create_cq(ibctx, cqe, channel, comp_vector, &cq->ibv_cq,
+				&cmd, sizeof(cmd), &resp.ibv_resp,
+				sizeof(resp));
+	if (ret) {
+		free(cq);
+		errno = ret;
+		return NULL;
+	}
+
+	if (resp.drv.cqe_size != sizeof(struct snaa_cqe) ||
+	    !snaa_cq_geometry_ok(resp.drv.num_cqe, resp.drv.ring_size,
+				 resp.ibv_resp.cqe)) {
+		snaa_ctx_err(ibctx,
+			     "kernel returned a CQ ring of %u entries of size %u in %u bytes for %u CQEs (provider needs a power of two >= the CQEs, entries of %zu bytes, a %zu-byte header): provider/kernel ABI mismatch",
+			     resp.drv.num_cqe, resp.drv.cqe_size,
+			     resp.drv.ring_size, resp.ibv_resp.cqe,
+			     sizeof(struct snaa_cqe), sizeof(struct snaa_ring));
+		ret = EPROTO;
+		goto err_destroy;
+	}
+
+	map = snaa_map_ring(ibctx, "CQ", resp.drv.cq_key, resp.drv.ring_size);
+	if (!map) {
+		ret = errno;
+		goto err_destroy;
+	}
+	snaa_queue_init(&cq->q, map, resp.drv.num_cqe, sizeof(struct snaa_cqe),
+			resp.drv.num_cqe, false);
+	if (!snaa_queue_indices_ok(&cq->q)) {
+		snaa_ctx_err(ibctx,
+			     "new CQ ring has producer %u, consumer %u for %u entries: provider/kernel ABI mismatch",
+			     cq->q.ring->producer, cq->q.ring->consumer,
+			     resp.drv.num_cqe);
+		munmap(map, resp.drv.ring_size);
+		ret = EPROTO;
+		goto err_destroy;
+	}
+	cq->map = map;
+	cq->map_len = resp.drv.ring_size;
+	pthread_spin_init(&cq->lock, PTHREAD_PROCESS_PRIVATE);
+	return &cq->ibv_cq;
+
+err_destroy:
+	if (ibv_cmd_destroy_cq(&cq->ibv_cq))
+		snaa_ctx_err(ibctx, "could not destroy the rejected CQ");
+	free(cq);
+	errno = ret;
+	return NULL;
+}
+
+static int snaa_destroy_cq(struct ibv_cq *ibcq)
+{
+	struct snaa_cq *cq = snaa_cq(ibcq);
+	int ret;
+
+	ret = ibv_cmd_destroy_cq(ibcq);
+	if (ret)
+		return ret;
+	munmap(cq->map, cq->map_len);
+	pthread_spin_destroy(&cq->lock);
+	free(cq);
+	return 0;
+}
+
+/* The data path: no system call, ever. */
+static int snaa_poll_cq(struct ibv_cq *ibcq, int num_entries,
+			struct ibv_wc *wc)
+{
+	struct snaa_cq *cq = snaa_cq(ibcq);
+	int ret;
+
+	pthread_spin_lock(&cq->lock);
+	ret = cq->broken ? -EIO : snaa_cq_poll(&cq->q, num_entries, wc);
+	pthread_spin_unlock(&cq->lock);
+	return ret;
+}
+
+/* The kernel arms the CQ; completions are reported on the channel. */
+static int snaa_req_notify_cq(struct ibv_cq *ibcq, int solicited_only)
+{
+	return ibv_cmd_req_notify_cq(ibcq, solicited_only);
+}
+
+/*
+ * The kernel moves the entries between our consumer index and its
+ * producer into a new ring and from then on completes into that one.
+ * No poll may consume from the old ring meanwhile, so the CQ lock is
+ * held across the command.  Once the command succeeded there is no way
+ * back: if the new ring cannot be used the CQ is marked broken and
+ * poll_cq fails with -EIO from then on.
+ */
+static int snaa_resize_cq(struct ibv_cq *ibcq, int cqe)
+{
+	struct ibv_context *ibctx = ibcq->context;
+	struct snaa_cq *cq = snaa_cq(ibcq);
+	struct snaa_resize_cq_resp resp;
+	struct ibv_resize_cq cmd;
+	struct snaa_queue q;
+	size_t old_len;
+	uint32_t prod;
+	void *map, *old;
+	int ret;
+
+	memset(&cmd, 0, sizeof(cmd));
+	memset(&resp, 0, sizeof(resp));
+	pthread_spin_lock(&cq->lock);
+	if (cq->broken) {
+		ret = EIO;
+		goto out_unlock;
+	}
+	ret = ibv_cmd_resize_cq(ibcq, cqe, &cmd, sizeof(cmd), &resp.ibv_resp,
+				sizeof(resp));
+	if (ret)
+		goto out_unlock;	/* nothing changed */
+
+	if (!snaa_cq_geometry_ok(resp.drv.num_cqe, resp.drv.ring_size,
+				 resp.ibv_resp.cqe)) {
+		snaa_ctx_err(ibctx,
+			     "kernel resized the CQ to a ring of %u entries in %u bytes for %u CQEs: provider/kernel ABI mismatch; the CQ is unusable",
+			     resp.drv.num_cqe, resp.drv.ring_size,
+			     resp.ibv_resp.cqe);
+		ret = EPROTO;
+		goto out_broken;
+	}
+	map = snaa_map_ring(ibctx, "resized CQ", resp.drv.cq_key,
+			    resp.drv.ring_size);
+	if (!map) {
+		ret = errno;
+		snaa_ctx_err(ibctx, "the CQ is unusable");
+		goto out_broken;
+	}
+	snaa_queue_init(&q, map, resp.drv.num_cqe, sizeof(struct snaa_cqe),
+			resp.drv.num_cqe, false);
+	q.index = resp.drv.consumer;
+	prod = snaa_load_acquire(&q.ring->producer);
+	if (prod - q.index > q.num) {
+		snaa_ctx_err(ibctx,
+			     "resized CQ ring has producer %u, consumer %u for %u entries: provider/kernel ABI mismatch; the CQ is unusable",
+			     prod, q.index, q.num);
+		munmap(map, resp.drv.ring_size);
+		ret = EPROTO;
+		goto out_broken;
+	}
+	/* We own the consumer index, of the new ring too. */
+	snaa_store_release(&q.ring->consumer, q.index);
+
+	old = cq->map;
+	old_len = cq->map_len;
+	cq->q = q;
+	cq->map = map;
+	cq->map_len = resp.drv.ring_size;
+	pthread_spin_unlock(&cq->lock);
+	munmap(old, old_len);
+	return 0;
+
+out_broken:
+	cq->broken = true;
+out_unlock:
+	pthread_spin_unlock(&cq->lock);
+	return ret;
+}
+
+/* ------------------------------------------------------------------ */
+/* Queue pairs                                                         */
+/* ------------------------------------------------------------------ */
+
+/*
+ * Map one work queue of a new QP.  A queue the kernel sized to zero
+ * entries for zero granted WRs is not mapped (nothing can be posted).
+ */
+static int snaa_wq_map(struct ibv_qp *ibqp, struct snaa_wq *wq,
+		       const char *what, uint64_t key, uint32_t num,
+		       uint32_t stride, uint32_t ring_size,
+		       uint64_t min_stride, uint32_t max_wr, uint32_t max_sge)
+{
+	struct ibv_context *ibctx = ibqp->context;
+	void *map;
+
+	wq->max_sge = max_sge;
+	if (!num && !max_wr)
+		return 0;
+	if (!snaa_ring_geometry_ok(num, stride, ring_size, min_stride) ||
+	    num < max_wr) {
+		snaa_ctx_err(ibctx,
+			     "QP %u: kernel returned %u %s entries of size %u in %u bytes for %u WRs (provider needs a power of two >= the WRs, entries of >= %llu bytes, a multiple of 8): provider/kernel ABI mismatch",
+			     ibqp->qp_num, num, what, stride, ring_size,
+			     max_wr, (unsigned long long)min_stride);
+		return EPROTO;
+	}
+	map = snaa_map_ring(ibctx, what, key, ring_size);
+	if (!map)
+		return errno;
+	snaa_queue_init(&wq->q, map, num, stride, max_wr, true);
+	if (!snaa_queue_indices_ok(&wq->q)) {
+		snaa_ctx_err(ibctx,
+			     "QP %u: new %s ring has producer %u, consumer %u for %u entries: provider/kernel ABI mismatch",
+			     ibqp->qp_num, what, wq->q.ring->producer,
+			     wq->q.ring->consumer, num);
+		munmap(map, ring_size);
+		wq->q.ring = NULL;
+		return EPROTO;
+	}
+	wq->map = map;
+	wq->map_len = ring_size;
+	return 0;
+}
+
+static void snaa_wq_unmap(struct snaa_wq *wq)
+{
+	if (wq->map)
+		munmap(wq->map, wq->map_len);
+	wq->map = NULL;
+	wq->q.ring = NULL;
+}
+
+_Static_assert(sizeof(struct ibv_post_send) % 4 == 0 &&
+	       sizeof(struct ibv_post_recv) % 4 == 0 &&
+	       sizeof(struct ib_uverbs_post_send_resp) % 4 == 0 &&
+	       sizeof(struct ib_uverbs_post_recv_resp) % 4 == 0,
+	       "legacy commands are counted in 4-byte words");
+
+/*
+ * The doorbells are legacy write() commands: ib_uverbs_cmd_hdr, whose
+ * in_words counts the whole command (header included) and out_words the
+ * response, both in 4-byte words, then the request, which starts with
+ * the response pointer.  wr_count == 0 makes the kernel call the
+ * driver's post_send/post_recv with no work request.
+ */
+static void snaa_qp_init_doorbells(struct snaa_qp *qp)
+{
+	struct ibv_post_send *s = &qp->sq_db;
+	struct ibv_post_recv *r = &qp->rq_db;
+
+	s->hdr.command = IB_USER_VERBS_CMD_POST_SEND;
+	s->hdr.in_words = sizeof(*s) / 4;
+	s->hdr.out_words = sizeof(qp->sq_db_resp) / 4;
+	s->core.response = (uintptr_t)&qp->sq_db_resp;
+	s->core.qp_handle = qp->ibv_qp.handle;
+	s->core.wr_count = 0;
+	s->core.sge_count = 0;
+	s->core.wqe_size = sizeof(struct ib_uverbs_send_wr);
+
+	r->hdr.command = IB_USER_VERBS_CMD_POST_RECV;
+	r->hdr.in_words = sizeof(*r) / 4;
+	r->hdr.out_words = sizeof(qp->rq_db_resp) / 4;
+	r->core.response = (uintptr_t)&qp->rq_db_resp;
+	r->core.qp_handle = qp->ibv_qp.handle;
+	r->core.wr_count = 0;
+	r->core.sge_count = 0;
+	r->core.wqe_size = sizeof(struct ib_uverbs_recv_wr);
+}
+
+static struct ibv_qp *snaa_create_qp(struct ibv_pd *ibpd,
+				     struct ibv_qp_init_attr *attr)
+{
+	struct snaa_create_qp_resp resp;
+	struct ibv_create_qp cmd;
+	struct snaa_uresp_create_qp *drv = &resp.drv;
+	struct ibv_qp_cap *cap = &attr->cap;
+	struct snaa_qp *qp;
+	int ret;
+
+	qp = calloc(1, sizeof(*qp));
+	if (!qp)
+		return NULL;
+	pthread_spin_init(&qp->sq.lock, PTHREAD_PROCESS_PRIVATE);
+	pthread_spin_init(&qp->rq.lock, PTHREAD_PROCESS_PRIVATE);
+	memset(&cmd, 0, sizeof(cmd));
+	memset(&resp, 0, sizeof(resp));
+	ret = ibv_cmd_create_qp(ibpd, &qp->ibv_qp, attr, &cmd, sizeof(cmd),
+				&resp.ibv_resp, sizeof(resp));
+	if (ret)
+		goto err_free;
+
+	/* attr->cap now holds what the kernel granted. */
+	if (drv->qp_num != qp->ibv_qp.qp_num) {
+		snaa_ctx_err(ibpd->context,
+			     "kernel returned QP number %u in the snaa response, %u in the uverbs one: provider/kernel ABI mismatch",
+			     drv->qp_num, qp->ibv_qp.qp_num);
+		ret = EPROTO;
+		goto err_destroy;
+	}
+	qp->sq_caps.qp_type = attr->qp_type;
+	qp->sq_caps.max_sge = cap->max_send_sge;
+	qp->sq_caps.max_inline = cap->max_inline_data;
+	ret = snaa_wq_map(&qp->ibv_qp, &qp->sq, "SQ", drv->sq_key,
+			  drv->sq_num, drv->sq_stride, drv->sq_ring_size,
+			  snaa_sq_min_stride(cap->max_send_sge,
+					     cap->max_inline_data),
+			  cap->max_send_wr, cap->max_send_sge);
+	if (ret)
+		goto err_destroy;
+	/* With an SRQ the receive WRs go there; the QP has no RQ ring. */
+	if (!attr->srq) {
+		ret = snaa_wq_map(&qp->ibv_qp, &qp->rq, "RQ", drv->rq_key,
+				  drv->rq_num, drv->rq_stride,
+				  drv->rq_ring_size,
+				  snaa_rq_min_stride(cap->max_recv_sge),
+				  cap->max_recv_wr, cap->max_recv_sge);
+		if (ret)
+			goto err_unmap;
+	}
+	snaa_qp_init_doorbells(qp);
+	return &qp->ibv_qp;
+
+err_unmap:
+	snaa_wq_unmap(&qp->sq);
+err_destroy:
+	if (ibv_cmd_destroy_qp(&qp->ibv_qp))
+		snaa_ctx_err(ibpd->context, "could not destroy the rejected QP");
+err_free:
+	pthread_spin_destroy(&qp->sq.lock);
+	pthread_spin_destroy(&qp->rq.lock);
+	free(qp);
+	errno = ret;
+	return NULL;
+}
+
+static int snaa_destroy_qp(struct ibv_qp *ibqp)
+{
+	struct snaa_qp *qp = snaa_qp(ibqp);
+	int ret;
+
+	ret = ibv_cmd_destroy_qp(ibqp);
+	if (ret)
+		return ret;
+	snaa_wq_unmap(&qp->sq);
+	snaa_wq_unmap(&qp->rq);
+	pthread_spin_destroy(&qp->sq.lock);
+	pthread_spin_destroy(&qp->rq.lock);
+	free(qp);
+	return 0;
+}
+
+static int snaa_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
+			  int attr_mask)
+{
+	struct ibv_modify_qp cmd;
+
+	memset(&cmd, 0, sizeof(cmd));
+	return ibv_cmd_modify_qp(ibqp, attr, attr_mask, &cmd, sizeof(cmd));
+}
+
+static int snaa_query_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
+			 int attr_mask, struct ibv_qp_init_attr *init_attr)
+{
+	struct ibv_query_qp cmd;
+
+	memset(&cmd, 0, sizeof(cmd));
+	return ibv_cmd_query_qp(ibqp, attr, attr_mask, init_attr, &cmd,
+				sizeof(cmd));
+}
+
+/*
+ * post_send/post_recv: post under the queue's lock, then, if anything
+ * was posted and the kernel has marked the ring idle, ring the doorbell
+ * (outside the lock: every poster does its own barrier-and-check, so a
+ * second thread's entries are never stranded).  If only the doorbell
+ * fails, its errno is returned with *bad_wr = NULL: every WR is in the
+ * ring and is processed at the next doorbell that gets through.
+ */
+static int snaa_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
+			  struct ibv_send_wr **bad_wr)
+{
+	struct snaa_qp *qp = snaa_qp(ibqp);
+	unsigned int posted;
+	int err, db_err;
+
+	if (!qp->sq.q.ring) {
+		if (!wr)
+			return 0;
+		*bad_wr = wr;
+		return ENOMEM;	/* no send WRs granted */
+	}
+
+	pthread_spin_lock(&qp->sq.lock);
+	err = snaa_sq_post(&qp->sq.q, &qp->sq_caps, wr, bad_wr, &posted);
+	pthread_spin_unlock(&qp->sq.lock);
+
+	if (posted && snaa_ring_needs_doorbell(qp->sq.q.ring)) {
+		db_err = snaa_ring_doorbell(ibqp->context, &qp->sq_db,
+					    sizeof(qp->sq_db));
+		if (db_err) {
+			snaa_ctx_err(ibqp->context,
+				     "QP %u: SQ doorbell failed: %s; the posted WRs stay queued",
+				     ibqp->qp_num, strerror(db_err));
+			if (!err) {
+				*bad_wr = NULL;
+				err = db_err;
+			}
+		}
+	}
+	return err;
+}
+
+static int snaa_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
+			  struct ibv_recv_wr **bad_wr)
+{
+	struct snaa_qp *qp = snaa_qp(ibqp);
+	unsigned int posted;
+	int err, db_err;
+
+	if (!qp->rq.q.ring) {
+		if (!wr)
+			return 0;
+		*bad_wr = wr;
+		/* an SRQ takes the receives; else no receive WRs granted */
+		return ibqp->srq ? EINVAL : ENOMEM;
+	}
+
+	pthread_spin_lock(&qp->rq.lock);
+	err = snaa_rq_post(&qp->rq.q, qp->rq.max_sge, wr, bad_wr, &posted);
+	pthread_spin_unlock(&qp->rq.lock);
+
+	/* The kernel marks the RQ idle when an errored QP needs a flush. */
+	if (posted && snaa_ring_needs_doorbell(qp->rq.q.ring)) {
+		db_err = snaa_ring_doorbell(ibqp->context, &qp->rq_db,
+					    sizeof(qp->rq_db));
+		if (db_err) {
+			snaa_ctx_err(ibqp->context,
+				     "QP %u: RQ doorbell failed: %s; the posted WRs stay queued",
+				     ibqp->qp_num, strerror(db_err));
+			if (!err) {
+				*bad_wr = NULL;
+				err = db_err;
+			}
+		}
+	}
+	return err;
+}
+
+/* Keep sorted, like struct verbs_context_ops. */
+static const struct verbs_context_ops snaa_context_ops = {
+	.alloc_pd = snaa_alloc_pd,
+	.create_ah = snaa_create_ah,
+	.create_cq = snaa_create_cq,
+	.create_qp = snaa_create_qp,
+	.dealloc_pd = snaa_dealloc_pd,
+	.dereg_mr = snaa_dereg_mr,
+	.destroy_ah = snaa_destroy_ah,
+	.destroy_cq = snaa_destroy_cq,
+	.destroy_qp = snaa_destroy_qp,
+	.free_context = snaa_free_context,
+	.modify_qp = snaa_modify_qp,
+	.poll_cq = snaa_poll_cq,
+	.post_recv = snaa_post_recv,
+	.post_send = snaa_post_send,
+	.query_device_ex = snaa_query_device_ex,
+	.query_port = snaa_query_port,
+	.query_qp = snaa_query_qp,
+	.reg_mr = snaa_reg_mr,
+	.req_notify_cq = snaa_req_notify_cq,
+	.resize_cq = snaa_resize_cq,
+};
+
+static struct verbs_context *snaa_alloc_context(struct ibv_device *ibdev,
+						int cmd_fd,
+						void *private_data)
+{
+	struct snaa_get_context_resp resp;
+	struct ibv_get_context cmd;
+	struct snaa_context *ctx;
+	int ret;
+
+	(void)private_data;
+
+	/*
+	 * libibverbs takes the offset of the verbs_context inside our
+	 * allocation disguised as a pointer.  The driver id must be the
+	 * kernel's ib_device_ops.driver_id: snaa is out of tree and has
+	 * none, i.e. RDMA_DRIVER_UNKNOWN.
+	 */
+	ctx = _verbs_init_and_alloc_context(ibdev, cmd_fd, sizeof(*ctx),
+			(struct verbs_context *)offsetof(struct snaa_context,
+							 ibv_ctx),
+			RDMA_DRIVER_UNKNOWN);
+	if (!ctx)
+		return NULL;	/* cmd_fd closed, errno set */
+
+	/*
+	 * Cheap run-time guard: libibverbs records its own
+	 * sizeof(struct verbs_context) here.  A mismatch means the library
+	 * is not the ABI this provider was built for.
+	 */
+	if (ctx->ibv_ctx.sz != sizeof(struct verbs_context)) {
+		snaa_err(&ctx->ibv_ctx,
+			 "libibverbs verbs_context is %zu bytes, provider built for %zu",
+			 ctx->ibv_ctx.sz, sizeof(struct verbs_context));
+		ret = EPROTO;
+		goto err_uninit;
+	}
+
+	memset(&cmd, 0, sizeof(cmd));
+	memset(&resp, 0, sizeof(resp));
+	ret = ibv_cmd_get_context(&ctx->ibv_ctx, &cmd, sizeof(cmd),
+				  &resp.ibv_resp, sizeof(resp));
+	if (ret) {
+		snaa_err(&ctx->ibv_ctx, "get_context failed: %s",
+			 strerror(ret));
+		goto err_uninit;
+	}
+
+	if (!resp.drv.abi_version) {
+		snaa_err(&ctx->ibv_ctx,
+			 "kernel driver returned no snaa get_context response (provider needs ABI %u)",
+			 SNAA_ABI_VERSION);
+		ret = EPROTO;
+		goto err_uninit;
+	}
+	if (resp.drv.abi_version != SNAA_ABI_VERSION) {
+		snaa_err(&ctx->ibv_ctx,
+			 "kernel driver speaks snaa ABI %u, provider needs %u; rebuild libsnaa or snaa.ko so they match",
+			 resp.drv.abi_version, SNAA_ABI_VERSION);
+		ret = EPROTO;
+		goto err_uninit;
+	}
+	ctx->dev_id = resp.drv.dev_id;
+
+	verbs_set_ops(&ctx->ibv_ctx, &snaa_context_ops);
+
+	return &ctx->ibv_ctx;
+
+err_uninit:
+	/* Closes cmd_fd (and async_fd) and drops the device reference. */
+	verbs_uninit_context(&ctx->ibv_ctx);
+	free(ctx);
+	errno = ret;
+	return NULL;
+}
+
+static struct verbs_device *snaa_device_alloc(struct verbs_sysfs_dev *sysfs)
+{
+	struct snaa_device *dev;
+
+	(void)sysfs;
+
+	dev = calloc(1, sizeof(*dev));
+	if (!dev)
+		return NULL;
+
+	return &dev->ibv_dev;
+}
+
+static void snaa_device_free(struct verbs_device *vdev)
+{
+	free(snaa_container_of(vdev, struct snaa_device, ibv_dev));
+}
+
+/*
+ * Match by the modalias of the ib_device's parent (the "snaa" platform
+ * device), i.e. /sys/class/infiniband/<dev>/device/modalias, never by
+ * the RDMA device name.  Equivalent of VERBS_MODALIAS_MATCH().
+ */
+static const struct verbs_match_ent snaa_match_table[] = {
+	{
+		.driver_data = NULL,
+		.u.modalias = SNAA_MODALIAS,
+		.kind = VERBS_MATCH_MODALIAS,
+	},
+	{ .kind = VERBS_MATCH_SENTINEL },
+};
+
+static const struct verbs_device_ops snaa_dev_ops = {
+	.name = "snaa",
+	.match_min_abi_version = SNAA_ABI_VERSION,
+	.match_max_abi_version = SNAA_ABI_VERSION,
+	.match_table = snaa_match_table,
+	.alloc_device = snaa_device_alloc,
+	.uninit_device = snaa_device_free,
+	.alloc_context = snaa_alloc_context,
+};
+
+/* What rdma-core's PROVIDER_DRIVER() does for a dynamically loaded .so. */
+__attribute__((constructor))
+static void snaa_register_driver(void)
+{
+	verbs_register_driver_34(&snaa_dev_ops);
+}

@@ -1,0 +1,658 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * snaa_pabi.h - the part of libibverbs' private provider interface
+ * ("PABI 34", IBVERBS_PRIVATE_34) that the snaa provider relies on.
+ *
+ * Debian ships neither <infiniband/driver.h> nor the rdma-core sources,
+ * so the layouts and prototypes are declared here from the facts in
+ * shared/notes/rdma-core-pabi34.md.  Everything is guarded by
+ * _Static_asserts so that a wrong declaration fails the build instead of
+ * corrupting memory at run time.
+ *
+ * Which libibverbs releases this matches
+ * --------------------------------------
+ * The private ABI is versioned by a number that appears both in the
+ * provider file name (libNAME-rdmav34.so) and in the ELF symbol version
+ * of every private symbol (IBVERBS_PRIVATE_34).  rdma-core 34.0 to 56.x
+ * use 34; 57 switched to 57.  Within 34 the table of provider ops was NOT
+ * stable: struct verbs_context_ops had 73 slots in v34, 75 in v35 and the
+ * 76 declared below from v36 on.  libibverbs copies our table at its own
+ * offsets, so on v34/v35 our ops would land in the wrong slots.
+ *
+ * The supported range 37..56 is therefore enforced by the dynamic linker,
+ * before any provider code runs:
+ *  - upper bound: libibverbs >= 57 defines no IBVERBS_PRIVATE_34 version
+ *    node, so the versioned references below cannot be bound and dlopen()
+ *    fails (and it would not even look for "-rdmav34.so" files);
+ *  - lower bound: __verbs_log only exists from rdma-core 37.0 on.  The
+ *    provider calls it for its error messages, which makes it an
+ *    undefined IBVERBS_PRIVATE_34 reference: on 34..36 dlopen() fails with
+ *    "undefined symbol: __verbs_log".  (v36 already has the 76-slot
+ *    layout, so refusing it too is merely conservative.)  The provider is
+ *    linked with -z now so this also holds for an RTLD_LAZY dlopen().
+ *
+ * A further run-time version check is not possible in a sound way:
+ * libibverbs exports no version query, and the release number only shows
+ * up in the shared object's file name (libibverbs.so.1.14.44.0), which is
+ * a packaging convention rather than an interface.  What *can* be checked
+ * cheaply at run time is that the library's struct verbs_context has the
+ * size we were built for (it stores sizeof() in verbs_context.sz), which
+ * snaa_alloc_context() does.
+ *
+ * Only LP64 targets are supported; absolute sizes are additionally
+ * asserted on x86_64 where they were verified against the installed
+ * library.
+ */
+#ifndef SNAA_PABI_H
+#define SNAA_PABI_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <infiniband/verbs.h>
+#include <rdma/ib_user_verbs.h>
+
+#if !defined(__LP64__) || __SIZEOF_POINTER__ != 8
+#error "snaa_pabi.h: only LP64 targets have been checked against PABI 34"
+#endif
+
+/* The number in libsnaa-rdmav<N>.so and verbs_register_driver_<N>. */
+#define SNAA_PABI_VERSION	34
+
+/* ------------------------------------------------------------------ */
+/* Logging (rdma-core >= 37)                                           */
+/* ------------------------------------------------------------------ */
+
+/*
+ * Levels understood by __verbs_log().  The library prints a message only
+ * when level <= $VERBS_LOG_LEVEL, and (release builds) only if
+ * $VERBS_LOG_FILE names a writable file; otherwise it is dropped.
+ * Never pass level 0 (NONE): with logging disabled libibverbs has no
+ * output stream and would hand a NULL FILE to vfprintf().
+ */
+enum {
+	VERBS_LOG_LEVEL_NONE	= 0,
+	VERBS_LOG_ERR		= 1,
+	VERBS_LOG_WARN		= 2,
+	VERBS_LOG_INFO		= 3,
+	VERBS_LOG_DEBUG		= 4,
+};
+
+void __verbs_log(struct verbs_context *ctx, uint32_t level,
+		 const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/* ------------------------------------------------------------------ */
+/* Device matching and registration                                    */
+/* ------------------------------------------------------------------ */
+
+/* Filled in by libibverbs; we never look inside, so keep it opaque. */
+struct verbs_sysfs_dev;
+
+enum verbs_match_kind {
+	VERBS_MATCH_SENTINEL	= 0,	/* all-zero entry ending a table */
+	VERBS_MATCH_PCI		= 1,
+	VERBS_MATCH_MODALIAS	= 2,	/* fnmatch() pattern in u.modalias */
+	VERBS_MATCH_DRIVER_ID	= 3,	/* enum rdma_driver_id in u.driver_id */
+};
+
+struct verbs_match_ent {
+	void *driver_data;
+	union {
+		const char *modalias;
+		uint64_t driver_id;
+	} u;
+	uint16_t vendor;
+	uint16_t device;
+	uint8_t kind;			/* enum verbs_match_kind */
+};
+
+struct verbs_device;
+
+struct verbs_device_ops {
+	const char *name;
+	/* Accepted range of the kernel driver's uverbs_abi_ver. */
+	uint32_t match_min_abi_version;
+	uint32_t match_max_abi_version;
+	const struct verbs_match_ent *match_table;
+	/* Only used by statically linked libibverbs builds. */
+	const struct verbs_device_ops **static_providers;
+	/* Optional; if set it has the last word on every device. */
+	bool (*match_device)(struct verbs_sysfs_dev *sysfs_dev);
+	struct verbs_context *(*alloc_context)(struct ibv_device *device,
+					       int cmd_fd, void *private_data);
+	struct verbs_context *(*import_context)(struct ibv_device *device,
+						int cmd_fd);
+	struct verbs_device *(*alloc_device)(struct verbs_sysfs_dev *sysfs_dev);
+	void (*uninit_device)(struct verbs_device *device);
+};
+
+/* libibverbs' intrusive list link (ccan list_node). */
+struct verbs_list_link {
+	struct verbs_list_link *next;
+	struct verbs_list_link *prev;
+};
+
+/*
+ * Allocated zeroed by the provider's alloc_device() (as the first member
+ * of its own device struct); libibverbs fills in everything else and
+ * calls uninit_device() when the last reference goes away.
+ */
+struct verbs_device {
+	struct ibv_device device;	/* must be first */
+	const struct verbs_device_ops *ops;
+	atomic_int refcount;
+	struct verbs_list_link entry;
+	struct verbs_sysfs_dev *sysfs;
+	uint64_t core_support;
+};
+
+void verbs_register_driver_34(const struct verbs_device_ops *ops);
+
+/* ------------------------------------------------------------------ */
+/* Provider operations                                                 */
+/* ------------------------------------------------------------------ */
+
+struct verbs_mr;
+
+/*
+ * Placeholder type for slots snaa does not implement.  All slots are
+ * plain function pointers, so the layout is unaffected; give a slot its
+ * real prototype when the provider starts to implement it.
+ */
+typedef void (*snaa_pabi_unused_op)(void);
+
+/*
+ * 76 function pointers in strictly alphabetical order (slot number in
+ * the comment).  verbs_set_ops() copies the non-NULL ones; NULL slots
+ * keep libibverbs' stubs, which fail with EOPNOTSUPP/NULL.
+ */
+struct verbs_context_ops {
+	snaa_pabi_unused_op advise_mr;				/*  0 */
+	snaa_pabi_unused_op alloc_dm;				/*  1 */
+	snaa_pabi_unused_op alloc_mw;				/*  2 */
+	snaa_pabi_unused_op alloc_null_mr;			/*  3 */
+	snaa_pabi_unused_op alloc_parent_domain;		/*  4 */
+	struct ibv_pd *(*alloc_pd)(struct ibv_context *ctx);	/*  5 */
+	snaa_pabi_unused_op alloc_td;				/*  6 */
+	void (*async_event)(struct ibv_context *ctx,		/*  7 */
+			    struct ibv_async_event *event);
+	snaa_pabi_unused_op attach_counters_point_flow;		/*  8 */
+	snaa_pabi_unused_op attach_mcast;			/*  9 */
+	snaa_pabi_unused_op bind_mw;				/* 10 */
+	snaa_pabi_unused_op close_xrcd;				/* 11 */
+	void (*cq_event)(struct ibv_cq *cq);			/* 12 */
+	struct ibv_ah *(*create_ah)(struct ibv_pd *pd,		/* 13 */
+				    struct ibv_ah_attr *attr);
+	snaa_pabi_unused_op create_counters;			/* 14 */
+	struct ibv_cq *(*create_cq)(struct ibv_context *ctx,	/* 15 */
+				    int cqe,
+				    struct ibv_comp_channel *channel,
+				    int comp_vector);
+	snaa_pabi_unused_op create_cq_ex;			/* 16 */
+	snaa_pabi_unused_op create_flow;			/* 17 */
+	snaa_pabi_unused_op create_flow_action_esp;		/* 18 */
+	struct ibv_qp *(*create_qp)(struct ibv_pd *pd,		/* 19 */
+				    struct ibv_qp_init_attr *attr);
+	snaa_pabi_unused_op create_qp_ex;			/* 20 */
+	snaa_pabi_unused_op create_rwq_ind_table;		/* 21 */
+	snaa_pabi_unused_op create_srq;				/* 22 */
+	snaa_pabi_unused_op create_srq_ex;			/* 23 */
+	snaa_pabi_unused_op create_wq;				/* 24 */
+	snaa_pabi_unused_op dealloc_mw;				/* 25 */
+	int (*dealloc_pd)(struct ibv_pd *pd);			/* 26 */
+	snaa_pabi_unused_op dealloc_td;				/* 27 */
+	int (*dereg_mr)(struct verbs_mr *vmr);			/* 28 */
+	int (*destroy_ah)(struct ibv_ah *ah);			/* 29 */
+	snaa_pabi_unused_op destroy_counters;			/* 30 */
+	int (*destroy_cq)(struct ibv_cq *cq);			/* 31 */
+	snaa_pabi_unused_op destroy_flow;			/* 32 */
+	snaa_pabi_unused_op destroy_flow_action;		/* 33 */
+	int (*destroy_qp)(struct ibv_qp *qp);			/* 34 */
+	snaa_pabi_unused_op destroy_rwq_ind_table;		/* 35 */
+	snaa_pabi_unused_op destroy_srq;			/* 36 */
+	snaa_pabi_unused_op destroy_wq;				/* 37 */
+	snaa_pabi_unused_op detach_mcast;			/* 38 */
+	void (*free_context)(struct ibv_context *ctx);		/* 39 */
+	snaa_pabi_unused_op free_dm;				/* 40 */
+	snaa_pabi_unused_op get_srq_num;			/* 41 */
+	snaa_pabi_unused_op import_dm;				/* 42 */
+	snaa_pabi_unused_op import_mr;				/* 43 */
+	snaa_pabi_unused_op import_pd;				/* 44 */
+	snaa_pabi_unused_op modify_cq;				/* 45 */
+	snaa_pabi_unused_op modify_flow_action_esp;		/* 46 */
+	int (*modify_qp)(struct ibv_qp *qp,			/* 47 */
+			 struct ibv_qp_attr *attr, int attr_mask);
+	snaa_pabi_unused_op modify_qp_rate_limit;		/* 48 */
+	snaa_pabi_unused_op modify_srq;				/* 49 */
+	snaa_pabi_unused_op modify_wq;				/* 50 */
+	snaa_pabi_unused_op open_qp;				/* 51 */
+	snaa_pabi_unused_op open_xrcd;				/* 52 */
+	int (*poll_cq)(struct ibv_cq *cq, int num_entries,	/* 53 */
+		       struct ibv_wc *wc);
+	int (*post_recv)(struct ibv_qp *qp,			/* 54 */
+			 struct ibv_recv_wr *wr,
+			 struct ibv_recv_wr **bad_wr);
+	int (*post_send)(struct ibv_qp *qp,			/* 55 */
+			 struct ibv_send_wr *wr,
+			 struct ibv_send_wr **bad_wr);
+	snaa_pabi_unused_op post_srq_ops;			/* 56 */
+	snaa_pabi_unused_op post_srq_recv;			/* 57 */
+	int (*query_device_ex)(struct ibv_context *ctx,		/* 58 */
+			       const struct ibv_query_device_ex_input *input,
+			       struct ibv_device_attr_ex *attr,
+			       size_t attr_size);
+	snaa_pabi_unused_op query_ece;				/* 59 */
+	int (*query_port)(struct ibv_context *ctx,		/* 60 */
+			  uint8_t port_num,
+			  struct ibv_port_attr *port_attr);
+	int (*query_qp)(struct ibv_qp *qp,			/* 61 */
+			struct ibv_qp_attr *attr, int attr_mask,
+			struct ibv_qp_init_attr *init_attr);
+	snaa_pabi_unused_op query_qp_data_in_order;		/* 62 */
+	snaa_pabi_unused_op query_rt_values;			/* 63 */
+	snaa_pabi_unused_op query_srq;				/* 64 */
+	snaa_pabi_unused_op read_counters;			/* 65 */
+	snaa_pabi_unused_op reg_dm_mr;				/* 66 */
+	snaa_pabi_unused_op reg_dmabuf_mr;			/* 67 */
+	struct ibv_mr *(*reg_mr)(struct ibv_pd *pd, void *addr,	/* 68 */
+				 size_t length, uint64_t hca_va,
+				 int access);
+	int (*req_notify_cq)(struct ibv_cq *cq,			/* 69 */
+			     int solicited_only);
+	snaa_pabi_unused_op rereg_mr;				/* 70 */
+	int (*resize_cq)(struct ibv_cq *cq, int cqe);		/* 71 */
+	snaa_pabi_unused_op set_ece;				/* 72 */
+	snaa_pabi_unused_op unimport_dm;			/* 73 */
+	snaa_pabi_unused_op unimport_mr;			/* 74 */
+	snaa_pabi_unused_op unimport_pd;			/* 75 */
+};
+
+#define SNAA_PABI_NUM_OPS	76
+
+/* ------------------------------------------------------------------ */
+/* Context life cycle                                                  */
+/* ------------------------------------------------------------------ */
+
+/*
+ * Allocates alloc_size zeroed bytes and initialises the verbs_context
+ * found context_offset bytes into them (the offset is passed disguised
+ * as a pointer).  Takes ownership of cmd_fd: closes it on failure.
+ * driver_id must equal the kernel's ib_device_ops.driver_id; it goes
+ * into every ioctl header.  Returns NULL with errno set on failure.
+ */
+void *_verbs_init_and_alloc_context(struct ibv_device *device, int cmd_fd,
+				    size_t alloc_size,
+				    struct verbs_context *context_offset,
+				    uint32_t driver_id);
+/* Frees the private part, closes cmd_fd/async_fd, drops the device. */
+void verbs_uninit_context(struct verbs_context *vctx);
+void verbs_set_ops(struct verbs_context *vctx,
+		   const struct verbs_context_ops *ops);
+
+/* ------------------------------------------------------------------ */
+/* Objects                                                             */
+/* ------------------------------------------------------------------ */
+
+/* Values of verbs_mr.mr_type. */
+enum {
+	SNAA_PABI_MR_TYPE_MR		= 0,
+	SNAA_PABI_MR_TYPE_NULL_MR	= 1,
+	SNAA_PABI_MR_TYPE_IMPORTED_MR	= 2,
+	SNAA_PABI_MR_TYPE_DMABUF_MR	= 3,
+};
+
+/*
+ * Provider MR objects must embed this: ibv_dereg_mr() reads mr_type and
+ * access behind the ibv_mr.  ibv_cmd_reg_mr() fills it in.
+ */
+struct verbs_mr {
+	struct ibv_mr ibv_mr;
+	uint32_t mr_type;		/* an enum in rdma-core: 4 bytes */
+	int access;
+};
+
+/*
+ * QPs: use ibv_cmd_create_qp() with a plain struct ibv_qp, never
+ * ibv_cmd_create_qp_ex{,2}() (not declared here on purpose).  The size of
+ * struct ibv_qp_ex, and with it the offset of verbs_qp.comp_mask that
+ * ibv_qp_to_qp_ex() reads, changed within PABI 34 (v44: 352, v45+: 360).
+ * Start the provider's QP object with at least this many zeroed bytes,
+ * e.g. union { struct ibv_qp qp; char shadow[SNAA_PABI_QP_EX_SHADOW]; },
+ * so that ibv_qp_to_qp_ex() sees comp_mask == 0 on every release.
+ */
+#define SNAA_PABI_QP_EX_SHADOW	384
+
+/* ------------------------------------------------------------------ */
+/* Command buffers (rdma-core's kern-abi.h types)                      */
+/* ------------------------------------------------------------------ */
+
+/*
+ * Each is the legacy write() header followed by the uapi request.  The
+ * ibv_cmd_* helpers fill in hdr and the response pointer; whatever the
+ * caller passes beyond sizeof(struct ibv_X) in cmd_size (or beyond the
+ * uapi response struct in resp_size) is the driver's udata.  Declare a
+ * driver command as { struct ibv_X ibv_cmd; struct snaa_ureq_X drv; }
+ * with drv 8-byte aligned and no padding in between.
+ *
+ * The uapi structs end in a flexible array, so nesting them is a GNU C
+ * extension accepted by gcc/clang in C11 mode (only -pedantic warns).
+ */
+#define SNAA_PABI_CMD(name, uapi)			\
+	struct name {					\
+		struct ib_uverbs_cmd_hdr hdr;		\
+		struct uapi core;			\
+	}
+
+SNAA_PABI_CMD(ibv_get_context, ib_uverbs_get_context);
+SNAA_PABI_CMD(ibv_query_port, ib_uverbs_query_port);
+SNAA_PABI_CMD(ibv_alloc_pd, ib_uverbs_alloc_pd);
+SNAA_PABI_CMD(ibv_reg_mr, ib_uverbs_reg_mr);
+SNAA_PABI_CMD(ibv_create_cq, ib_uverbs_create_cq);
+SNAA_PABI_CMD(ibv_create_qp, ib_uverbs_create_qp);
+SNAA_PABI_CMD(ibv_modify_qp, ib_uverbs_modify_qp);
+SNAA_PABI_CMD(ibv_query_qp, ib_uverbs_query_qp);
+SNAA_PABI_CMD(ibv_resize_cq, ib_uverbs_resize_cq);
+/*
+ * Used as doorbells: written to cmd_fd by the provider itself (legacy
+ * write ABI, see snaa.c) with wr_count == 0, never passed to a helper.
+ */
+SNAA_PABI_CMD(ibv_post_send, ib_uverbs_post_send);
+SNAA_PABI_CMD(ibv_post_recv, ib_uverbs_post_recv);
+
+#undef SNAA_PABI_CMD
+
+/* ------------------------------------------------------------------ */
+/* Command helpers: all return 0 or a positive errno value             */
+/* ------------------------------------------------------------------ */
+
+int ibv_cmd_get_context(struct verbs_context *vctx,
+			struct ibv_get_context *cmd, size_t cmd_size,
+			struct ib_uverbs_get_context_resp *resp,
+			size_t resp_size);
+/* resp and resp_size may both be NULL. */
+int ibv_cmd_query_device_any(struct ibv_context *ctx,
+			     const struct ibv_query_device_ex_input *input,
+			     struct ibv_device_attr_ex *attr, size_t attr_size,
+			     struct ib_uverbs_ex_query_device_resp *resp,
+			     size_t *resp_size);
+int ibv_cmd_query_port(struct ibv_context *ctx, uint8_t port_num,
+		       struct ibv_port_attr *port_attr,
+		       struct ibv_query_port *cmd, size_t cmd_size);
+
+/* Sets pd->handle and pd->context. */
+int ibv_cmd_alloc_pd(struct ibv_context *ctx, struct ibv_pd *pd,
+		     struct ibv_alloc_pd *cmd, size_t cmd_size,
+		     struct ib_uverbs_alloc_pd_resp *resp, size_t resp_size);
+int ibv_cmd_dealloc_pd(struct ibv_pd *pd);
+
+/* Sets handle, lkey, rkey, context, mr_type and access. */
+int ibv_cmd_reg_mr(struct ibv_pd *pd, void *addr, size_t length,
+		   uint64_t hca_va, int access, struct verbs_mr *vmr,
+		   struct ibv_reg_mr *cmd, size_t cmd_size,
+		   struct ib_uverbs_reg_mr_resp *resp, size_t resp_size);
+int ibv_cmd_dereg_mr(struct verbs_mr *vmr);
+
+/* Sets cq->context, handle and cqe; ibv_create_cq() does the rest. */
+int ibv_cmd_create_cq(struct ibv_context *ctx, int cqe,
+		      struct ibv_comp_channel *channel, int comp_vector,
+		      struct ibv_cq *cq, struct ibv_create_cq *cmd,
+		      size_t cmd_size, struct ib_uverbs_create_cq_resp *resp,
+		      size_t resp_size);
+int ibv_cmd_destroy_cq(struct ibv_cq *cq);
+int ibv_cmd_req_notify_cq(struct ibv_cq *cq, int solicited_only);
+/*
+ * A write()-ABI command: sent with write(), or wrapped in the
+ * INVOKE_WRITE ioctl where the kernel has it.  Fills in
+ * cmd->core.cq_handle and cqe, sets cq->cqe from the response; the bytes
+ * past sizeof(struct ibv_resize_cq) in cmd_size and past sizeof(*resp)
+ * in resp_size are the driver's udata.
+ */
+int ibv_cmd_resize_cq(struct ibv_cq *cq, int cqe,
+		      struct ibv_resize_cq *cmd, size_t cmd_size,
+		      struct ib_uverbs_resize_cq_resp *resp, size_t resp_size);
+int ibv_cmd_poll_cq(struct ibv_cq *cq, int num_entries, struct ibv_wc *wc);
+
+/* Fills the ibv_qp and writes the granted sizes back to attr->cap. */
+int ibv_cmd_create_qp(struct ibv_pd *pd, struct ibv_qp *qp,
+		      struct ibv_qp_init_attr *attr,
+		      struct ibv_create_qp *cmd, size_t cmd_size,
+		      struct ib_uverbs_create_qp_resp *resp, size_t resp_size);
+int ibv_cmd_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr,
+		      int attr_mask, struct ibv_modify_qp *cmd,
+		      size_t cmd_size);
+int ibv_cmd_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr,
+		     int attr_mask, struct ibv_qp_init_attr *init_attr,
+		     struct ibv_query_qp *cmd, size_t cmd_size);
+int ibv_cmd_destroy_qp(struct ibv_qp *qp);
+
+/* Kernel-side data path (slow path only). */
+int ibv_cmd_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr,
+		      struct ibv_send_wr **bad_wr);
+int ibv_cmd_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr,
+		      struct ibv_recv_wr **bad_wr);
+
+/* UD only; RC/UC carry the destination in ibv_qp_attr.ah_attr. */
+int ibv_cmd_create_ah(struct ibv_pd *pd, struct ibv_ah *ah,
+		      struct ibv_ah_attr *attr,
+		      struct ib_uverbs_create_ah_resp *resp, size_t resp_size);
+int ibv_cmd_destroy_ah(struct ibv_ah *ah);
+
+/* ------------------------------------------------------------------ */
+/* Layout guards                                                       */
+/* ------------------------------------------------------------------ */
+
+#define SNAA_PABI_CHECK_SIZE(type, size)				\
+	_Static_assert(sizeof(type) == (size),				\
+		       "PABI 34: sizeof(" #type ") != " #size)
+#define SNAA_PABI_CHECK_OFF(type, member, off)				\
+	_Static_assert(offsetof(type, member) == (off),			\
+		       "PABI 34: offsetof(" #type ", " #member ") != " #off)
+
+/* Declared here: pointer-only layouts, valid on every LP64 target. */
+SNAA_PABI_CHECK_SIZE(struct verbs_match_ent, 24);
+SNAA_PABI_CHECK_OFF(struct verbs_match_ent, driver_data, 0);
+SNAA_PABI_CHECK_OFF(struct verbs_match_ent, u.modalias, 8);
+SNAA_PABI_CHECK_OFF(struct verbs_match_ent, u.driver_id, 8);
+SNAA_PABI_CHECK_OFF(struct verbs_match_ent, vendor, 16);
+SNAA_PABI_CHECK_OFF(struct verbs_match_ent, device, 18);
+SNAA_PABI_CHECK_OFF(struct verbs_match_ent, kind, 20);
+
+SNAA_PABI_CHECK_SIZE(struct verbs_device_ops, 72);
+SNAA_PABI_CHECK_OFF(struct verbs_device_ops, name, 0);
+SNAA_PABI_CHECK_OFF(struct verbs_device_ops, match_min_abi_version, 8);
+SNAA_PABI_CHECK_OFF(struct verbs_device_ops, match_max_abi_version, 12);
+SNAA_PABI_CHECK_OFF(struct verbs_device_ops, match_table, 16);
+SNAA_PABI_CHECK_OFF(struct verbs_device_ops, static_providers, 24);
+SNAA_PABI_CHECK_OFF(struct verbs_device_ops, match_device, 32);
+SNAA_PABI_CHECK_OFF(struct verbs_device_ops, alloc_context, 40);
+SNAA_PABI_CHECK_OFF(struct verbs_device_ops, import_context, 48);
+SNAA_PABI_CHECK_OFF(struct verbs_device_ops, alloc_device, 56);
+SNAA_PABI_CHECK_OFF(struct verbs_device_ops, uninit_device, 64);
+
+/* verbs_device: relative to the public ibv_device it starts with. */
+SNAA_PABI_CHECK_OFF(struct verbs_device, device, 0);
+SNAA_PABI_CHECK_OFF(struct verbs_device, ops, sizeof(struct ibv_device));
+SNAA_PABI_CHECK_OFF(struct verbs_device, refcount,
+		    sizeof(struct ibv_device) + 8);
+SNAA_PABI_CHECK_OFF(struct verbs_device, entry,
+		    sizeof(struct ibv_device) + 16);
+SNAA_PABI_CHECK_OFF(struct verbs_device, sysfs,
+		    sizeof(struct ibv_device) + 32);
+SNAA_PABI_CHECK_OFF(struct verbs_device, core_support,
+		    sizeof(struct ibv_device) + 40);
+SNAA_PABI_CHECK_SIZE(struct verbs_device, sizeof(struct ibv_device) + 48);
+_Static_assert(sizeof(atomic_int) == 4, "PABI 34: atomic_int is not 4 bytes");
+
+SNAA_PABI_CHECK_OFF(struct verbs_mr, ibv_mr, 0);
+SNAA_PABI_CHECK_OFF(struct verbs_mr, mr_type, sizeof(struct ibv_mr));
+SNAA_PABI_CHECK_OFF(struct verbs_mr, access, sizeof(struct ibv_mr) + 4);
+SNAA_PABI_CHECK_SIZE(struct verbs_mr, sizeof(struct ibv_mr) + 8);
+
+/* Every ops slot, by its alphabetical index. */
+#define SNAA_PABI_SLOT(member, idx)					\
+	SNAA_PABI_CHECK_OFF(struct verbs_context_ops, member,		\
+			    (idx) * sizeof(snaa_pabi_unused_op))
+SNAA_PABI_SLOT(advise_mr, 0);
+SNAA_PABI_SLOT(alloc_dm, 1);
+SNAA_PABI_SLOT(alloc_mw, 2);
+SNAA_PABI_SLOT(alloc_null_mr, 3);
+SNAA_PABI_SLOT(alloc_parent_domain, 4);
+SNAA_PABI_SLOT(alloc_pd, 5);
+SNAA_PABI_SLOT(alloc_td, 6);
+SNAA_PABI_SLOT(async_event, 7);
+SNAA_PABI_SLOT(attach_counters_point_flow, 8);
+SNAA_PABI_SLOT(attach_mcast, 9);
+SNAA_PABI_SLOT(bind_mw, 10);
+SNAA_PABI_SLOT(close_xrcd, 11);
+SNAA_PABI_SLOT(cq_event, 12);
+SNAA_PABI_SLOT(create_ah, 13);
+SNAA_PABI_SLOT(create_counters, 14);
+SNAA_PABI_SLOT(create_cq, 15);
+SNAA_PABI_SLOT(create_cq_ex, 16);
+SNAA_PABI_SLOT(create_flow, 17);
+SNAA_PABI_SLOT(create_flow_action_esp, 18);
+SNAA_PABI_SLOT(create_qp, 19);
+SNAA_PABI_SLOT(create_qp_ex, 20);
+SNAA_PABI_SLOT(create_rwq_ind_table, 21);
+SNAA_PABI_SLOT(create_srq, 22);
+SNAA_PABI_SLOT(create_srq_ex, 23);
+SNAA_PABI_SLOT(create_wq, 24);
+SNAA_PABI_SLOT(dealloc_mw, 25);
+SNAA_PABI_SLOT(dealloc_pd, 26);
+SNAA_PABI_SLOT(dealloc_td, 27);
+SNAA_PABI_SLOT(dereg_mr, 28);
+SNAA_PABI_SLOT(destroy_ah, 29);
+SNAA_PABI_SLOT(destroy_counters, 30);
+SNAA_PABI_SLOT(destroy_cq, 31);
+SNAA_PABI_SLOT(destroy_flow, 32);
+SNAA_PABI_SLOT(destroy_flow_action, 33);
+SNAA_PABI_SLOT(destroy_qp, 34);
+SNAA_PABI_SLOT(destroy_rwq_ind_table, 35);
+SNAA_PABI_SLOT(destroy_srq, 36);
+SNAA_PABI_SLOT(destroy_wq, 37);
+SNAA_PABI_SLOT(detach_mcast, 38);
+SNAA_PABI_SLOT(free_context, 39);
+SNAA_PABI_SLOT(free_dm, 40);
+SNAA_PABI_SLOT(get_srq_num, 41);
+SNAA_PABI_SLOT(import_dm, 42);
+SNAA_PABI_SLOT(import_mr, 43);
+SNAA_PABI_SLOT(import_pd, 44);
+SNAA_PABI_SLOT(modify_cq, 45);
+SNAA_PABI_SLOT(modify_flow_action_esp, 46);
+SNAA_PABI_SLOT(modify_qp, 47);
+SNAA_PABI_SLOT(modify_qp_rate_limit, 48);
+SNAA_PABI_SLOT(modify_srq, 49);
+SNAA_PABI_SLOT(modify_wq, 50);
+SNAA_PABI_SLOT(open_qp, 51);
+SNAA_PABI_SLOT(open_xrcd, 52);
+SNAA_PABI_SLOT(poll_cq, 53);
+SNAA_PABI_SLOT(post_recv, 54);
+SNAA_PABI_SLOT(post_send, 55);
+SNAA_PABI_SLOT(post_srq_ops, 56);
+SNAA_PABI_SLOT(post_srq_recv, 57);
+SNAA_PABI_SLOT(query_device_ex, 58);
+SNAA_PABI_SLOT(query_ece, 59);
+SNAA_PABI_SLOT(query_port, 60);
+SNAA_PABI_SLOT(query_qp, 61);
+SNAA_PABI_SLOT(query_qp_data_in_order, 62);
+SNAA_PABI_SLOT(query_rt_values, 63);
+SNAA_PABI_SLOT(query_srq, 64);
+SNAA_PABI_SLOT(read_counters, 65);
+SNAA_PABI_SLOT(reg_dm_mr, 66);
+SNAA_PABI_SLOT(reg_dmabuf_mr, 67);
+SNAA_PABI_SLOT(reg_mr, 68);
+SNAA_PABI_SLOT(req_notify_cq, 69);
+SNAA_PABI_SLOT(rereg_mr, 70);
+SNAA_PABI_SLOT(resize_cq, 71);
+SNAA_PABI_SLOT(set_ece, 72);
+SNAA_PABI_SLOT(unimport_dm, 73);
+SNAA_PABI_SLOT(unimport_mr, 74);
+SNAA_PABI_SLOT(unimport_pd, 75);
+#undef SNAA_PABI_SLOT
+SNAA_PABI_CHECK_SIZE(struct verbs_context_ops,
+		     SNAA_PABI_NUM_OPS * sizeof(snaa_pabi_unused_op));
+SNAA_PABI_CHECK_SIZE(struct verbs_context_ops, 608);
+
+/* Command buffers: header directly followed by the uapi request. */
+SNAA_PABI_CHECK_SIZE(struct ib_uverbs_cmd_hdr, 8);
+SNAA_PABI_CHECK_OFF(struct ibv_get_context, core, 8);
+SNAA_PABI_CHECK_SIZE(struct ibv_get_context, 16);
+SNAA_PABI_CHECK_OFF(struct ibv_query_port, core, 8);
+SNAA_PABI_CHECK_SIZE(struct ibv_query_port, 24);
+SNAA_PABI_CHECK_OFF(struct ibv_alloc_pd, core, 8);
+SNAA_PABI_CHECK_SIZE(struct ibv_alloc_pd, 16);
+SNAA_PABI_CHECK_OFF(struct ibv_reg_mr, core, 8);
+SNAA_PABI_CHECK_SIZE(struct ibv_reg_mr, 48);
+SNAA_PABI_CHECK_OFF(struct ibv_create_cq, core, 8);
+SNAA_PABI_CHECK_SIZE(struct ibv_create_cq, 40);
+SNAA_PABI_CHECK_OFF(struct ibv_create_qp, core, 8);
+SNAA_PABI_CHECK_SIZE(struct ibv_create_qp, 64);
+SNAA_PABI_CHECK_OFF(struct ibv_modify_qp, core, 8);
+SNAA_PABI_CHECK_SIZE(struct ibv_modify_qp, 120);
+SNAA_PABI_CHECK_OFF(struct ibv_query_qp, core, 8);
+SNAA_PABI_CHECK_SIZE(struct ibv_query_qp, 24);
+SNAA_PABI_CHECK_OFF(struct ibv_resize_cq, core, 8);
+SNAA_PABI_CHECK_OFF(struct ibv_resize_cq, core.cq_handle, 16);
+SNAA_PABI_CHECK_OFF(struct ibv_resize_cq, core.cqe, 20);
+SNAA_PABI_CHECK_SIZE(struct ibv_resize_cq, 24);
+SNAA_PABI_CHECK_OFF(struct ibv_post_send, core, 8);
+SNAA_PABI_CHECK_SIZE(struct ibv_post_send, 32);
+SNAA_PABI_CHECK_OFF(struct ibv_post_recv, core, 8);
+SNAA_PABI_CHECK_SIZE(struct ibv_post_recv, 32);
+/* The wqe_size the doorbells announce (the kernel's minimum). */
+SNAA_PABI_CHECK_SIZE(struct ib_uverbs_send_wr, 56);
+SNAA_PABI_CHECK_SIZE(struct ib_uverbs_recv_wr, 16);
+
+/* uapi responses (from linux-libc-dev; must match rdma-core's copy). */
+SNAA_PABI_CHECK_SIZE(struct ib_uverbs_get_context_resp, 8);
+SNAA_PABI_CHECK_SIZE(struct ib_uverbs_alloc_pd_resp, 4);
+SNAA_PABI_CHECK_SIZE(struct ib_uverbs_reg_mr_resp, 12);
+SNAA_PABI_CHECK_SIZE(struct ib_uverbs_create_cq_resp, 8);
+SNAA_PABI_CHECK_SIZE(struct ib_uverbs_create_qp_resp, 32);
+SNAA_PABI_CHECK_SIZE(struct ib_uverbs_create_ah_resp, 4);
+SNAA_PABI_CHECK_SIZE(struct ib_uverbs_ex_query_device_resp, 304);
+SNAA_PABI_CHECK_SIZE(struct ib_uverbs_resize_cq_resp, 8);
+SNAA_PABI_CHECK_SIZE(struct ib_uverbs_post_send_resp, 4);
+SNAA_PABI_CHECK_SIZE(struct ib_uverbs_post_recv_resp, 4);
+
+/* Public structs whose layout the private ABI depends on. */
+SNAA_PABI_CHECK_OFF(struct verbs_context, context,
+		    sizeof(struct verbs_context) - sizeof(struct ibv_context));
+SNAA_PABI_CHECK_OFF(struct verbs_context, sz,
+		    offsetof(struct verbs_context, context) - sizeof(size_t));
+SNAA_PABI_CHECK_SIZE(struct ibv_pd, 16);
+
+#if defined(__x86_64__)
+/* Absolute numbers, verified against Debian's libibverbs 44.0 [bin]. */
+SNAA_PABI_CHECK_SIZE(struct ibv_device, 664);
+SNAA_PABI_CHECK_SIZE(struct verbs_device, 712);
+SNAA_PABI_CHECK_OFF(struct verbs_device, ops, 664);
+SNAA_PABI_CHECK_OFF(struct verbs_device, refcount, 672);
+SNAA_PABI_CHECK_OFF(struct verbs_device, entry, 680);
+SNAA_PABI_CHECK_OFF(struct verbs_device, sysfs, 696);
+SNAA_PABI_CHECK_OFF(struct verbs_device, core_support, 704);
+SNAA_PABI_CHECK_SIZE(struct ibv_mr, 48);
+SNAA_PABI_CHECK_SIZE(struct verbs_mr, 56);
+SNAA_PABI_CHECK_OFF(struct verbs_mr, mr_type, 48);
+SNAA_PABI_CHECK_OFF(struct verbs_mr, access, 52);
+SNAA_PABI_CHECK_SIZE(struct verbs_context, 648);
+SNAA_PABI_CHECK_OFF(struct verbs_context, priv, 208);
+SNAA_PABI_CHECK_OFF(struct verbs_context, sz, 312);
+SNAA_PABI_CHECK_OFF(struct verbs_context, context, 320);
+SNAA_PABI_CHECK_SIZE(struct ibv_context, 328);
+SNAA_PABI_CHECK_SIZE(struct ibv_qp, 160);
+SNAA_PABI_CHECK_SIZE(struct ibv_cq, 128);
+SNAA_PABI_CHECK_SIZE(struct ibv_device_attr, 232);
+SNAA_PABI_CHECK_SIZE(struct ibv_qp_ex, 352);
+/* v45+ adds one pointer to ibv_qp_ex; verbs_qp.comp_mask follows it. */
+_Static_assert(SNAA_PABI_QP_EX_SHADOW >=
+	       sizeof(struct ibv_qp_ex) + sizeof(void *) + sizeof(uint32_t),
+	       "PABI 34: QP shadow must cover verbs_qp.comp_mask of v45+");
+#endif
+
+#undef SNAA_PABI_CHECK_SIZE
+#undef SNAA_PABI_CHECK_OFF
+
+#endif /* SNAA_PABI_H */
