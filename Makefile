@@ -1,0 +1,76 @@
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#
+# snaa top-level build.
+#
+#   make            module (W=1) + rdma-core provider + host tests
+#   make check      deps, build, host unit tests, VM tests; ends "N passed, N failed"
+#   make demo       deps, build, boot the VM, show an snaa device
+#   make install    module + provider (honours DESTDIR)
+#   make deps       install the build/test dependencies with apt-get
+#
+# KVER selects the Debian kernel to build for and to boot in the VM
+# (default: the oldest installed *-amd64 kernel that has headers, i.e.
+# bookworm's 6.1).  KDIR overrides the kernel build directory.
+
+KVER ?= $(or $(SNAA_KVER),$(shell sh scripts/kver.sh))
+KDIR ?= /lib/modules/$(KVER)/build
+MOD_DIR := drivers/infiniband/sw/snaa
+PWD := $(shell pwd)
+
+export SNAA_KVER := $(KVER)
+
+.PHONY: all modules provider unit install modules_install dkms-install \
+	check check-host check-vm demo deps style sparse clean help
+
+all: modules provider unit
+
+help:
+	@sed -n '3,14p' Makefile
+
+modules:
+	$(MAKE) -C $(KDIR) M=$(PWD)/$(MOD_DIR) W=1 modules
+
+provider:
+	$(MAKE) -C userspace/provider
+
+unit:
+	$(MAKE) -C tests/unit
+
+sparse:
+	$(MAKE) -C $(KDIR) M=$(PWD)/$(MOD_DIR) W=1 C=2 modules
+
+style:
+	sh scripts/style.sh
+
+modules_install:
+	$(MAKE) -C $(KDIR) M=$(PWD)/$(MOD_DIR) INSTALL_MOD_DIR=updates \
+		$(if $(DESTDIR),INSTALL_MOD_PATH=$(DESTDIR)) modules_install
+	$(if $(DESTDIR),,depmod -a $(KVER))
+
+install: modules_install
+	$(MAKE) -C userspace/provider install
+
+dkms-install:
+	sh scripts/dkms-install.sh
+
+deps:
+	sh scripts/deps.sh
+
+check: deps
+	$(MAKE) all
+	sh scripts/check.sh
+
+check-host: all
+	sh scripts/check.sh host
+
+check-vm: all
+	sh scripts/check.sh vm
+
+demo: deps
+	$(MAKE) all
+	selftests/vm/run -- sh scripts/demo.sh
+
+clean:
+	$(MAKE) -C $(KDIR) M=$(PWD)/$(MOD_DIR) clean
+	$(MAKE) -C userspace/provider clean
+	$(MAKE) -C tests/unit clean

@@ -1,0 +1,314 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * snaa: soft network-attached accelerator, a RoCEv2 provider over any
+ * Ethernet netdev.  Private core header: driver objects and the
+ * prototypes shared between the files of the driver, grouped by file.
+ */
+#ifndef _SNAA_H
+#define _SNAA_H
+
+#include <linux/completion.h>
+#include <linux/list.h>
+#include <linux/mutex.h>
+#include <linux/netdevice.h>
+#include <linux/percpu.h>
+#include <linux/refcount.h>
+#include <linux/workqueue.h>
+#include <linux/xarray.h>
+#include <net/dst_cache.h>
+#include <rdma/ib_verbs.h>
+#include <uapi/rdma/snaa-abi.h>
+
+#include "compat.h"
+#include "snaa_hdr.h"
+
+#define SNAA_DRV_NAME		"snaa"
+#define SNAA_NODE_DESC		"snaa soft-RoCE"
+#define SNAA_VENDOR_ID		0xffffff	/* no IEEE OUI: software device */
+
+/*
+ * Device limits.  They are what query_device reports and what the verbs
+ * entry points enforce, so changing one here changes both.
+ */
+#define SNAA_MAX_QP		16384
+#define SNAA_MAX_QP_WR		16384
+#define SNAA_MAX_CQ		16384
+#define SNAA_MAX_CQE		65536
+#define SNAA_MAX_MR		65536
+#define SNAA_MAX_PD		65536
+#define SNAA_MAX_AH		65536
+#define SNAA_MAX_MR_SIZE	(1ULL << 40)
+#define SNAA_MAX_MSG_SIZE	(1U << 31)
+#define SNAA_GID_TBL_LEN	64
+#define SNAA_PKEY_TBL_LEN	1
+
+/**
+ * struct snaa_dev - one snaa RDMA device, bound to one Ethernet netdev
+ * @ibdev: the core device; must stay first (INIT_RDMA_OBJ_SIZE)
+ * @ndev: the netdev carrying the RoCE traffic, held by @ndev_tracker
+ * @ndev_tracker: reference tracker for @ndev
+ * @list: entry in the driver-wide device list (snaa_dev_list)
+ * @port_state: last port state reported through an IB event
+ */
+struct snaa_dev {
+	struct ib_device ibdev;
+	struct net_device *ndev;
+	netdevice_tracker ndev_tracker;
+	struct list_head list;
+	struct list_head net_list;
+	enum ib_port_state port_state;
+
+	struct xarray qp_xa;		/* QPN -> snaa_qp, RCU readers */
+	struct xarray mr_xa;		/* key >> 8 -> snaa_mr, RCU readers */
+	u32 mr_next;			/* cyclic allocation hint for mr_xa */
+	atomic_t num_pd;
+	atomic_t num_cq;
+	atomic_t num_qp;
+	atomic_t num_mr;
+	u64 __percpu *stats;		/* enum snaa_counter */
+};
+
+/* Counters in rdma_hw_stats order (snaa_stats.c has the names). */
+enum snaa_counter {
+	SNAA_CNT_TX_PKTS,
+	SNAA_CNT_TX_BYTES,
+	SNAA_CNT_RX_PKTS,
+	SNAA_CNT_RX_BYTES,
+	SNAA_CNT_TX_ERR,
+	SNAA_CNT_LOOPBACK_PKTS,
+	SNAA_CNT_RX_LINEARIZED,
+	/* drops: the first ones mirror enum snaa_drop_reason */
+	SNAA_CNT_DROP_FIRST,
+	SNAA_CNT_DROP_TRUNCATED = SNAA_CNT_DROP_FIRST,
+	SNAA_CNT_DROP_BAD_TVER,
+	SNAA_CNT_DROP_BAD_OPCODE,
+	SNAA_CNT_DROP_UNSUPPORTED,
+	SNAA_CNT_DROP_BAD_QPN,
+	SNAA_CNT_DROP_BAD_PAD,
+	SNAA_CNT_DROP_PAD_EXCEEDS_PAYLOAD,
+	SNAA_CNT_DROP_UNALIGNED,
+	SNAA_CNT_DROP_BAD_LENGTH,
+	SNAA_CNT_DROP_BAD_ICRC,
+	SNAA_CNT_DROP_BAD_PKEY,
+	SNAA_CNT_DROP_MTU,
+	SNAA_CNT_DROP_UNKNOWN_QPN,
+	SNAA_CNT_DROP_QP_TYPE,		/* opcode not valid for the QP type */
+	SNAA_CNT_DROP_QP_STATE,		/* QP not in RTR/RTS */
+	SNAA_CNT_DROP_PSN_GAP,		/* UC: packets dropped after a gap */
+	SNAA_CNT_DROP_BAD_SEQ,		/* MIDDLE/LAST without FIRST, etc. */
+	SNAA_CNT_DROP_BAD_RKEY,
+	SNAA_CNT_DROP_ACCESS,		/* MR lacks the access right */
+	SNAA_CNT_DROP_RANGE,		/* VA/length outside the MR */
+	SNAA_CNT_DROP_LENGTH,		/* message longer than RETH/WQE */
+	SNAA_CNT_DROP_NO_RECV_WQE,
+	SNAA_CNT_DROP_MALFORMED,	/* IP/UDP encapsulation */
+	SNAA_CNT_DROP_NO_MEM,
+	SNAA_CNT_NR
+};
+
+static inline void snaa_count(struct snaa_dev *sdev, enum snaa_counter c,
+			      u64 n)
+{
+	this_cpu_add(sdev->stats[c], n);
+}
+
+struct snaa_ucontext {
+	struct ib_ucontext ibuc;
+};
+
+struct snaa_pd {
+	struct ib_pd ibpd;
+};
+
+/*
+ * Memory region.  lkey == rkey == index << 8 | key byte.  User MRs keep
+ * the pinned pages in @pages; DMA MRs (kernel consumers) address kernel
+ * virtual memory directly.
+ */
+struct snaa_mr {
+	struct ib_mr ibmr;
+	struct snaa_dev *sdev;
+	struct ib_umem *umem;
+	struct page **pages;
+	unsigned long npages;
+	u64 iova;			/* first VA of the region */
+	u64 length;
+	u32 page_off;			/* offset of @iova in pages[0] */
+	int access;
+	bool dma;			/* DMA MR: any kernel VA */
+	refcount_t ref;
+	struct completion done;
+	struct rcu_head rcu;
+};
+
+/* A ring shared with user space (or private to a kernel object). */
+struct snaa_queue {
+	struct snaa_ring *ring;		/* vmalloc_user(); entries follow */
+	void *entries;
+	u32 num;			/* power of two */
+	u32 stride;
+	size_t size;			/* bytes, page aligned */
+	u32 kidx;			/* the index the kernel owns */
+	struct rdma_user_mmap_entry *mmap;
+};
+
+struct snaa_cq {
+	struct ib_cq ibcq;
+	spinlock_t lock;		/* producers; resize */
+	struct snaa_queue q;
+	u8 notify;			/* IB_CQ_SOLICITED / IB_CQ_NEXT_COMP */
+	bool user;
+	bool overflow;
+};
+
+/* Destination of a connected QP, resolved at INIT->RTR. */
+struct snaa_av {
+	bool valid;
+	bool ipv6;
+	bool loopback;			/* destination is this device */
+	u8 tos;				/* traffic class */
+	u8 ttl;				/* hop limit */
+	u32 flow_label;
+	__be16 sport;			/* UDP source port (flow entropy) */
+	union {
+		struct in_addr v4;
+		struct in6_addr v6;
+	} saddr, daddr;
+	struct dst_cache dst_cache;
+};
+
+/* Requester state of the message being sent (SQ head). */
+struct snaa_send_state {
+	bool busy;			/* @wqe is valid */
+	u32 npkts_sent;
+	u64 offset;			/* bytes of the message sent */
+	u64 length;			/* total message length */
+	u32 sge_idx;
+	u32 sge_off;
+	struct snaa_sqe wqe;
+	struct snaa_sge sge[SNAA_MAX_SGE];
+	u8 inline_data[SNAA_MAX_SGE * sizeof(struct snaa_sge)];
+};
+
+/* Responder state of the message being received (UC). */
+struct snaa_recv_state {
+	bool in_msg;			/* between FIRST and LAST */
+	bool is_send;
+	bool have_wqe;			/* @wqe holds a consumed RQ entry */
+	bool drop;			/* dropping until the next FIRST/ONLY */
+	u32 epsn;			/* expected PSN */
+	/* RDMA WRITE */
+	struct snaa_mr *mr;
+	u64 va;
+	u64 resid;			/* bytes left of the RETH DMA length */
+	u64 dma_len;
+	/* SEND */
+	u64 recvd;			/* bytes placed into the RQE */
+	struct snaa_rqe wqe;
+	struct snaa_sge sge[SNAA_MAX_SGE];
+};
+
+struct snaa_qp {
+	struct ib_qp ibqp;
+	struct snaa_dev *sdev;
+	refcount_t ref;
+	struct completion done;
+
+	spinlock_t state_lock;		/* @attr, @state, @av updates */
+	enum ib_qp_state state;
+	u32 path_mtu;			/* bytes */
+	u32 dest_qpn;
+	u32 sq_psn;			/* next PSN to send */
+	u32 qkey;
+	u16 pkey_index;
+	int access;			/* qp_access_flags */
+	struct snaa_av av;
+	bool sq_sig_all;
+	bool user;
+
+	struct snaa_cq *scq;
+	struct snaa_cq *rcq;
+	u32 max_send_sge;
+	u32 max_recv_sge;
+	u32 max_inline;
+
+	/* send queue: one processor at a time, under @sq_mutex */
+	struct snaa_queue sq;
+	spinlock_t sq_post_lock;	/* kernel QPs: producers */
+	struct mutex sq_mutex;
+	struct work_struct sq_work;
+	struct snaa_send_state send;
+
+	/* receive queue: consumed by the responder under @rq_lock */
+	struct snaa_queue rq;
+	spinlock_t rq_lock;
+	struct snaa_recv_state recv;
+};
+
+static inline struct snaa_pd *to_snaa_pd(struct ib_pd *ibpd)
+{
+	return container_of(ibpd, struct snaa_pd, ibpd);
+}
+
+static inline struct snaa_mr *to_snaa_mr(struct ib_mr *ibmr)
+{
+	return container_of(ibmr, struct snaa_mr, ibmr);
+}
+
+static inline struct snaa_cq *to_snaa_cq(struct ib_cq *ibcq)
+{
+	return container_of(ibcq, struct snaa_cq, ibcq);
+}
+
+static inline struct snaa_qp *to_snaa_qp(struct ib_qp *ibqp)
+{
+	return container_of(ibqp, struct snaa_qp, ibqp);
+}
+
+static inline struct snaa_dev *to_snaa_dev(struct ib_device *ibdev)
+{
+	return container_of(ibdev, struct snaa_dev, ibdev);
+}
+
+static inline struct snaa_ucontext *to_snaa_uctx(struct ib_ucontext *ibuc)
+{
+	return container_of(ibuc, struct snaa_ucontext, ibuc);
+}
+
+#define snaa_dbg(sdev, fmt, ...) \
+	ibdev_dbg(&(sdev)->ibdev, "%s: " fmt, __func__, ##__VA_ARGS__)
+
+/* snaa_main.c */
+enum ib_port_state snaa_port_state(struct snaa_dev *sdev);
+
+/* snaa_net.c */
+int snaa_net_init(void);
+void snaa_net_exit(void);
+int snaa_net_dev_add(struct snaa_dev *sdev);
+void snaa_net_dev_del(struct snaa_dev *sdev);
+int snaa_av_resolve(struct snaa_qp *qp, const struct rdma_ah_attr *ah);
+void snaa_av_release(struct snaa_av *av);
+struct sk_buff *snaa_skb_alloc(struct snaa_dev *sdev, struct snaa_av *av,
+			       unsigned int len);
+int snaa_xmit(struct snaa_dev *sdev, struct snaa_av *av, struct sk_buff *skb);
+
+/* snaa_rx.c */
+void snaa_rcv(struct snaa_dev *sdev, struct sk_buff *skb);
+
+/* snaa_verbs.c */
+int snaa_alloc_ucontext(struct ib_ucontext *ibuc, struct ib_udata *udata);
+void snaa_dealloc_ucontext(struct ib_ucontext *ibuc);
+void snaa_disassociate_ucontext(struct ib_ucontext *ibuc);
+void snaa_get_dev_fw_str(struct ib_device *ibdev, char *str);
+enum rdma_link_layer snaa_get_link_layer(struct ib_device *ibdev, u32 port);
+int snaa_get_port_immutable(struct ib_device *ibdev, u32 port,
+			    struct ib_port_immutable *immutable);
+int snaa_modify_device(struct ib_device *ibdev, int mask,
+		       struct ib_device_modify *attr);
+int snaa_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
+		      struct ib_udata *udata);
+int snaa_query_pkey(struct ib_device *ibdev, u32 port, u16 index, u16 *pkey);
+int snaa_query_port(struct ib_device *ibdev, u32 port,
+		    struct ib_port_attr *attr);
+
+#endif /* _SNAA_H */

@@ -1,0 +1,291 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * snaa: module init/exit, the "snaa" rdma link type, the netdev
+ * notifier and the ib_device_ops table.
+ *
+ * A device is created with "rdma link add NAME type snaa netdev DEV".
+ * Each device has one RoCEv2 port bound to DEV; it goes away with
+ * "rdma link delete NAME", when DEV is unregistered, or on rmmod.
+ */
+
+#include <linux/if_arp.h>
+#include <linux/module.h>
+#include <linux/platform_device.h>
+#include <net/addrconf.h>
+#include <rdma/rdma_netlink.h>
+#include <rdma/uverbs_ioctl.h>
+#include <uapi/rdma/snaa-abi.h>
+
+#include "snaa.h"
+
+/*
+ * All snaa devices, for the netdev notifier, the duplicate check and
+ * module unload.  A device is on the list from just before
+ * ib_register_device() until its dealloc_driver callback.  The mutex is
+ * never held across calls into the RDMA core, which takes RTNL.
+ */
+static LIST_HEAD(snaa_dev_list);
+static DEFINE_MUTEX(snaa_dev_lock);
+
+/*
+ * Parent of every snaa ib_device.  Its modalias ("platform:snaa") is what
+ * the rdma-core provider matches, so binding works whatever the RDMA
+ * device is named and survives renames.
+ */
+static struct platform_device *snaa_parent;
+
+/**
+ * snaa_port_state() - port state derived from the netdev
+ * @sdev: the device
+ *
+ * Return: IB_PORT_ACTIVE if the netdev is up and has carrier,
+ * IB_PORT_DOWN otherwise.
+ */
+enum ib_port_state snaa_port_state(struct snaa_dev *sdev)
+{
+	struct net_device *ndev = sdev->ndev;
+
+	if (netif_running(ndev) && netif_carrier_ok(ndev))
+		return IB_PORT_ACTIVE;
+	return IB_PORT_DOWN;
+}
+
+static void snaa_dealloc_driver(struct ib_device *ibdev)
+{
+	struct snaa_dev *sdev = to_snaa_dev(ibdev);
+
+	mutex_lock(&snaa_dev_lock);
+	list_del_init(&sdev->list);
+	mutex_unlock(&snaa_dev_lock);
+
+	netdev_put(sdev->ndev, &sdev->ndev_tracker);
+}
+
+static const struct ib_device_ops snaa_dev_ops = {
+	.owner = THIS_MODULE,
+	.driver_id = RDMA_DRIVER_UNKNOWN,
+	.uverbs_abi_ver = SNAA_ABI_VERSION,
+
+	.alloc_ucontext = snaa_alloc_ucontext,
+	.dealloc_driver = snaa_dealloc_driver,
+	.dealloc_ucontext = snaa_dealloc_ucontext,
+	.disassociate_ucontext = snaa_disassociate_ucontext,
+	.get_dev_fw_str = snaa_get_dev_fw_str,
+	.get_link_layer = snaa_get_link_layer,
+	.get_port_immutable = snaa_get_port_immutable,
+	.modify_device = snaa_modify_device,
+	.query_device = snaa_query_device,
+	.query_pkey = snaa_query_pkey,
+	.query_port = snaa_query_port,
+
+	INIT_RDMA_OBJ_SIZE(ib_ucontext, snaa_ucontext, ibuc),
+};
+
+static struct snaa_dev *snaa_find_by_netdev(struct net_device *ndev)
+{
+	struct snaa_dev *sdev;
+
+	lockdep_assert_held(&snaa_dev_lock);
+	list_for_each_entry(sdev, &snaa_dev_list, list)
+		if (sdev->ndev == ndev)
+			return sdev;
+	return NULL;
+}
+
+/*
+ * rdma_link_ops.newlink: "rdma link add NAME type snaa netdev DEV".
+ * The core holds a reference on @ndev for the duration of the call.
+ */
+static int snaa_newlink(const char *ibdev_name, struct net_device *ndev)
+{
+	struct snaa_dev *sdev;
+	struct ib_device *ibdev;
+	int err;
+
+	if (ndev->type != ARPHRD_ETHER || ndev->addr_len != ETH_ALEN) {
+		pr_err("snaa: %s is not an Ethernet device; RoCE needs one\n",
+		       netdev_name(ndev));
+		return -EINVAL;
+	}
+
+	sdev = ib_alloc_device(snaa_dev, ibdev);
+	if (!sdev)
+		return -ENOMEM;
+	ibdev = &sdev->ibdev;
+	/* From here on ib_dealloc_device() calls snaa_dealloc_driver(). */
+	ib_set_device_ops(ibdev, &snaa_dev_ops);
+
+	netdev_hold(ndev, &sdev->ndev_tracker, GFP_KERNEL);
+	sdev->ndev = ndev;
+	sdev->port_state = snaa_port_state(sdev);
+	INIT_LIST_HEAD(&sdev->list);
+
+	/* The check and the insertion are atomic: one device per netdev. */
+	mutex_lock(&snaa_dev_lock);
+	if (snaa_find_by_netdev(ndev)) {
+		mutex_unlock(&snaa_dev_lock);
+		pr_err("snaa: %s already has an snaa device; delete it first\n",
+		       netdev_name(ndev));
+		err = -EEXIST;
+		goto err_dealloc;
+	}
+	list_add_tail(&sdev->list, &snaa_dev_list);
+	mutex_unlock(&snaa_dev_lock);
+
+	ibdev->node_type = RDMA_NODE_IB_CA;
+	ibdev->phys_port_cnt = 1;
+	ibdev->num_comp_vectors = 1;
+	ibdev->local_dma_lkey = 0;
+	ibdev->dev.parent = &snaa_parent->dev;
+	strscpy(ibdev->node_desc, SNAA_NODE_DESC, sizeof(ibdev->node_desc));
+	addrconf_addr_eui48((unsigned char *)&ibdev->node_guid,
+			    ndev->dev_addr);
+
+	err = ib_device_set_netdev(ibdev, ndev, 1);
+	if (err)
+		goto err_dealloc;
+
+	err = ib_register_device(ibdev, ibdev_name, NULL);
+	if (err) {
+		pr_err("snaa: cannot register %s on %s: %d\n", ibdev_name,
+		       netdev_name(ndev), err);
+		goto err_dealloc;
+	}
+
+	/*
+	 * The netdev may have started unregistering while the device was
+	 * being registered, before the notifier could see it; do what the
+	 * notifier would have done.
+	 */
+	if (ndev->reg_state != NETREG_REGISTERED)
+		ib_unregister_device_queued(ibdev);
+	return 0;
+
+err_dealloc:
+	/* Calls snaa_dealloc_driver(), which undoes the list and the hold. */
+	ib_dealloc_device(ibdev);
+	return err;
+}
+
+static struct rdma_link_ops snaa_link_ops = {
+	.type = SNAA_DRV_NAME,
+	.newlink = snaa_newlink,
+};
+
+static void snaa_port_event(struct snaa_dev *sdev)
+{
+	enum ib_port_state state = snaa_port_state(sdev);
+	struct ib_event event = {
+		.device = &sdev->ibdev,
+		.element.port_num = 1,
+	};
+
+	if (state == sdev->port_state)
+		return;
+	sdev->port_state = state;
+	event.event = state == IB_PORT_ACTIVE ? IB_EVENT_PORT_ACTIVE :
+						IB_EVENT_PORT_ERR;
+	ib_dispatch_event(&event);
+	snaa_dbg(sdev, "port 1 %s\n",
+		 state == IB_PORT_ACTIVE ? "ACTIVE" : "DOWN");
+}
+
+static int snaa_netdev_event(struct notifier_block *nb, unsigned long event,
+			     void *ptr)
+{
+	struct net_device *ndev = netdev_notifier_info_to_dev(ptr);
+	struct snaa_dev *sdev;
+
+	/* Runs under RTNL, which serialises the events of one netdev. */
+	mutex_lock(&snaa_dev_lock);
+	sdev = snaa_find_by_netdev(ndev);
+	if (!sdev || !ib_device_try_get(&sdev->ibdev)) {
+		mutex_unlock(&snaa_dev_lock);
+		return NOTIFY_DONE;
+	}
+	mutex_unlock(&snaa_dev_lock);
+
+	snaa_dbg(sdev, "%s: %s\n", netdev_name(ndev),
+		 netdev_cmd_to_name(event));
+	switch (event) {
+	case NETDEV_UNREGISTER:
+		ib_unregister_device_queued(&sdev->ibdev);
+		break;
+	case NETDEV_UP:
+	case NETDEV_DOWN:
+	case NETDEV_CHANGE:
+		snaa_port_event(sdev);
+		break;
+	default:
+		break;
+	}
+	ib_device_put(&sdev->ibdev);
+	return NOTIFY_DONE;
+}
+
+static struct notifier_block snaa_netdev_notifier = {
+	.notifier_call = snaa_netdev_event,
+};
+
+/*
+ * Unregister every device.  A device found on the list is pinned with
+ * get_device() under the lock, so it stays valid even if a queued
+ * unregistration (netdev removal) finishes concurrently.
+ */
+static void snaa_unregister_all(void)
+{
+	struct snaa_dev *sdev;
+
+	for (;;) {
+		mutex_lock(&snaa_dev_lock);
+		sdev = list_first_entry_or_null(&snaa_dev_list,
+						struct snaa_dev, list);
+		if (sdev)
+			get_device(&sdev->ibdev.dev);
+		mutex_unlock(&snaa_dev_lock);
+		if (!sdev)
+			break;
+		ib_unregister_device(&sdev->ibdev);
+		put_device(&sdev->ibdev.dev);
+	}
+}
+
+static int __init snaa_init(void)
+{
+	int err;
+
+	snaa_parent = platform_device_register_simple(SNAA_DRV_NAME,
+						      PLATFORM_DEVID_NONE,
+						      NULL, 0);
+	if (IS_ERR(snaa_parent))
+		return PTR_ERR(snaa_parent);
+
+	err = register_netdevice_notifier(&snaa_netdev_notifier);
+	if (err)
+		goto err_parent;
+
+	rdma_link_register(&snaa_link_ops);
+	pr_info("snaa: loaded (ABI %d)\n", SNAA_ABI_VERSION);
+	return 0;
+
+err_parent:
+	platform_device_unregister(snaa_parent);
+	return err;
+}
+
+static void __exit snaa_exit(void)
+{
+	rdma_link_unregister(&snaa_link_ops);
+	unregister_netdevice_notifier(&snaa_netdev_notifier);
+	snaa_unregister_all();
+	platform_device_unregister(snaa_parent);
+	pr_info("snaa: unloaded\n");
+}
+
+module_init(snaa_init);
+module_exit(snaa_exit);
+
+MODULE_ALIAS_RDMA_LINK(SNAA_DRV_NAME);
+MODULE_AUTHOR("The snaa authors");
+MODULE_DESCRIPTION("snaa: soft RoCEv2 RDMA provider over Ethernet");
+MODULE_LICENSE("Dual BSD/GPL");

@@ -1,0 +1,178 @@
+/* SPDX-License-Identifier: (GPL-2.0 WITH Linux-syscall-note) OR BSD-2-Clause */
+/*
+ * snaa kernel <-> rdma-core provider ABI.
+ *
+ * Everything exchanged between snaa.ko and libsnaa-rdmav34.so through
+ * udata (driver-specific parts of uverbs commands) and through the
+ * queues mapped into user space is declared here.  Structures use
+ * fixed-width types, explicit padding and 64-bit alignment so that they
+ * are identical for 32- and 64-bit user space.
+ *
+ * Queues
+ * ------
+ * Every queue (SQ, RQ, CQ) is one ring mapped with mmap(2) on the uverbs
+ * file at the offset ("key") returned when the object is created:
+ *
+ *	struct snaa_ring   header, one cache line per index
+ *	entries[num]        num is a power of two, entry size is "stride"
+ *
+ * The producer writes an entry, then publishes it with a store-release
+ * of @producer; the consumer reads @producer with a load-acquire, reads
+ * the entry, then releases the slot with a store-release of @consumer.
+ * Indices are free-running 32-bit counters; the slot of index i is
+ * i & (num - 1).  The ring is full when producer - consumer == num.
+ *
+ *	queue	producer	consumer
+ *	SQ	user space	kernel
+ *	RQ	user space	kernel
+ *	CQ	kernel		user space
+ *
+ * The kernel never trusts an index user space wrote: it keeps its own
+ * copy of the index it owns, bounds the other one, and copies an entry
+ * out of the ring before it validates it.
+ *
+ * SQ doorbell: after publishing WQEs, user space issues a full memory
+ * barrier and reads @flags; if SNAA_RING_F_IDLE is set it rings the
+ * doorbell (an empty IB_USER_VERBS_CMD_POST_SEND for the QP).  The
+ * kernel sets IDLE, issues a full barrier and re-reads @producer before
+ * it stops processing, so a posted WQE is never missed.
+ */
+#ifndef SNAA_ABI_USER_H
+#define SNAA_ABI_USER_H
+
+#include <linux/types.h>
+
+/*
+ * Per-device ABI version, reported as ib_device_ops.uverbs_abi_ver and
+ * checked by the provider (match_min/max_abi_version).  Bump it on any
+ * incompatible change of the structures below.
+ */
+#define SNAA_ABI_VERSION	1
+
+/*
+ * The ib_device's parent is a platform device named "snaa"; its modalias
+ * is what the provider matches, so the match does not depend on the
+ * name given to the RDMA device.
+ */
+#define SNAA_MODALIAS		"platform:snaa"
+
+/* Largest number of scatter/gather elements in one work request. */
+#define SNAA_MAX_SGE		16
+
+/* Ring header. */
+#define SNAA_RING_F_IDLE	(1U << 0)	/* SQ: kernel stopped, ring bell */
+
+struct snaa_ring {
+	__u32 producer;
+	__u32 flags;
+	__u32 pad0[14];
+	__u32 consumer;
+	__u32 pad1[15];
+};
+
+struct snaa_sge {
+	__aligned_u64 addr;
+	__u32 length;
+	__u32 lkey;
+};
+
+/* snaa_sqe.flags: IBV_SEND_* / IB_SEND_* values */
+#define SNAA_WQE_FENCE		(1U << 0)
+#define SNAA_WQE_SIGNALED	(1U << 1)
+#define SNAA_WQE_SOLICITED	(1U << 2)
+#define SNAA_WQE_INLINE		(1U << 3)
+
+/*
+ * Send queue entry.  @opcode is an IB_UVERBS_WR_* value (equal to
+ * IBV_WR_*).  @imm_data is in network byte order, as in ibv_send_wr.
+ * For SNAA_WQE_INLINE, the data (@inline_len bytes) follows the header
+ * in place of the SGE array.  The entry size (stride) of an SQ is
+ * sizeof(struct snaa_sqe) + max(max_send_sge * sizeof(snaa_sge),
+ * max_inline_data), rounded up to a power of two; it is returned at
+ * QP creation.
+ */
+struct snaa_sqe {
+	__aligned_u64 wr_id;
+	__u32 opcode;
+	__u32 flags;
+	__u32 num_sge;
+	__u32 imm_data;
+	__aligned_u64 remote_addr;
+	__u32 rkey;
+	__u32 inline_len;
+	/* UD only */
+	__u32 ah_handle;
+	__u32 remote_qpn;
+	__u32 remote_qkey;
+	__u32 reserved;
+	struct snaa_sge sge[];
+};
+
+/* Receive queue entry; stride as for the SQ, without inline data. */
+struct snaa_rqe {
+	__aligned_u64 wr_id;
+	__u32 num_sge;
+	__u32 reserved;
+	struct snaa_sge sge[];
+};
+
+/* snaa_cqe.wc_flags: IB_UVERBS / IBV_WC_* flag values */
+#define SNAA_WC_GRH		(1U << 0)
+#define SNAA_WC_WITH_IMM	(1U << 1)
+
+/*
+ * Completion queue entry.  @opcode is an IB_UVERBS_WC_* value, @status
+ * an ib_wc_status (both equal to the libibverbs values).  @imm_data is
+ * in network byte order, as in ibv_wc.
+ */
+struct snaa_cqe {
+	__aligned_u64 wr_id;
+	__u32 qp_num;
+	__u32 src_qp;
+	__u32 byte_len;
+	__u32 imm_data;
+	__u8 opcode;
+	__u8 status;
+	__u8 wc_flags;
+	__u8 sl;
+	__u16 pkey_index;
+	__u16 reserved;
+};
+
+/* Response to get_context (ibv_open_device). */
+struct snaa_uresp_alloc_ctx {
+	__u32 abi_version;	/* SNAA_ABI_VERSION */
+	__u32 dev_id;		/* ib_device index, for diagnostics */
+};
+
+struct snaa_uresp_create_cq {
+	__aligned_u64 cq_key;	/* mmap offset of the CQ ring */
+	__u32 num_cqe;		/* ring entries, a power of two */
+	__u32 cqe_size;		/* sizeof(struct snaa_cqe) */
+	__u32 ring_size;	/* bytes to map */
+	__u32 reserved;
+};
+
+/* resize_cq returns the new ring; the old one stays valid until unmapped */
+struct snaa_uresp_resize_cq {
+	__aligned_u64 cq_key;
+	__u32 num_cqe;
+	__u32 ring_size;
+	__u32 consumer;		/* consumer index to continue from */
+	__u32 reserved;
+};
+
+struct snaa_uresp_create_qp {
+	__aligned_u64 sq_key;	/* mmap offset of the SQ ring */
+	__aligned_u64 rq_key;	/* mmap offset of the RQ ring */
+	__u32 sq_num;		/* SQ entries, a power of two */
+	__u32 sq_stride;	/* bytes per SQ entry */
+	__u32 sq_ring_size;	/* bytes to map */
+	__u32 rq_num;
+	__u32 rq_stride;
+	__u32 rq_ring_size;
+	__u32 qp_num;
+	__u32 reserved;
+};
+
+#endif /* SNAA_ABI_USER_H */

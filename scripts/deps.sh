@@ -1,0 +1,53 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+# Install what snaa needs to build and test (Debian bookworm, as root).
+# Idempotent: apt-get runs only when something is missing.
+#
+# SNAA_BACKPORTS=1 also installs the 6.12 kernel (image + headers) from
+# bookworm-backports for the compatibility matrix.
+set -eu
+
+pkgs="build-essential pkg-config linux-headers-amd64 linux-image-amd64
+qemu-system-x86 busybox-static cpio kmod xz-utils sparse
+rdma-core libibverbs-dev librdmacm-dev ibverbs-utils rdmacm-utils
+perftest iproute2 procps"
+
+bpo_list=/etc/apt/sources.list.d/snaa-bookworm-backports.list
+bpo_pkgs="linux-image-6.12*-amd64 linux-headers-6.12*-amd64"
+
+missing=
+for p in $pkgs; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' ||
+		missing="$missing $p"
+done
+
+need_bpo=
+if [ "${SNAA_BACKPORTS:-0}" = 1 ] &&
+   ! ls /lib/modules/6.12*-amd64/build >/dev/null 2>&1; then
+	need_bpo=1
+fi
+
+if [ -z "$missing" ] && [ -z "$need_bpo" ]; then
+	echo "deps: all installed"
+	exit 0
+fi
+
+if [ "$(id -u)" != 0 ]; then
+	echo "deps: missing:$missing; run 'make deps' as root" >&2
+	exit 1
+fi
+
+export DEBIAN_FRONTEND=noninteractive
+if [ -n "$need_bpo" ] && [ ! -e "$bpo_list" ]; then
+	echo "deb http://deb.debian.org/debian bookworm-backports main" > "$bpo_list"
+fi
+echo "deps: installing:$missing${need_bpo:+ (and the 6.12 backports kernel)}"
+apt-get update -q
+if [ -n "$missing" ]; then
+	# shellcheck disable=SC2086
+	apt-get install -y -q --no-install-recommends $missing
+fi
+if [ -n "$need_bpo" ]; then
+	apt-get install -y -q --no-install-recommends -t bookworm-backports \
+		linux-image-amd64 linux-headers-amd64
+fi
