@@ -19,10 +19,10 @@ PWD := $(shell pwd)
 
 export SNAA_KVER := $(KVER)
 
-.PHONY: all modules provider unit install modules_install dkms-install \
+.PHONY: all modules provider unit selftests install modules_install dkms-install \
 	check check-host check-vm demo deps style sparse clean help
 
-all: modules provider unit
+all: modules provider unit selftests
 
 help:
 	@sed -n '3,14p' Makefile
@@ -35,6 +35,9 @@ provider:
 
 unit:
 	$(MAKE) -C tests/unit
+
+selftests:
+	$(MAKE) -C selftests/snaa
 
 sparse:
 	$(MAKE) -C $(KDIR) M=$(PWD)/$(MOD_DIR) W=1 C=2 modules
@@ -74,3 +77,4 @@ clean:
 	$(MAKE) -C $(KDIR) M=$(PWD)/$(MOD_DIR) clean
 	$(MAKE) -C userspace/provider clean
 	$(MAKE) -C tests/unit clean
+	$(MAKE) -C selftests/snaa clean

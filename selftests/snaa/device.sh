@@ -88,6 +88,16 @@ check_eq "port_lid" "$(devinfo_field snaa0 port_lid)" "0"
 check_eq "max_msg_sz" "$(devinfo_field snaa0 max_msg_sz)" "0x80000000"
 check_eq "pkey table length" "$(devinfo_field snaa0 max_pkeys)" "1"
 check_eq "atomic_cap" "$(devinfo_field snaa0 atomic_cap)" "ATOMIC_NONE (0)"
+check_eq "max_qp" "$(devinfo_field snaa0 max_qp)" "16384"
+check_eq "max_qp_wr" "$(devinfo_field snaa0 max_qp_wr)" "16384"
+check_eq "max_sge" "$(devinfo_field snaa0 max_sge)" "16"
+check_eq "max_cq" "$(devinfo_field snaa0 max_cq)" "16384"
+check_eq "max_cqe" "$(devinfo_field snaa0 max_cqe)" "65536"
+check_eq "max_mr" "$(devinfo_field snaa0 max_mr)" "65536"
+check_eq "max_mr_size" "$(devinfo_field snaa0 max_mr_size)" "0x10000000000"
+check_eq "max_pd" "$(devinfo_field snaa0 max_pd)" "65536"
+check_eq "max_srq (no SRQ)" "$(devinfo_field snaa0 max_srq)" "0"
+check_eq "max_ah (no AH yet)" "$(devinfo_field snaa0 max_ah)" "0"
 
 # --- GIDs ------------------------------------------------------------------
 gids=$(ibv_devinfo -v -d snaa0 2>&1 | grep 'GID\[')

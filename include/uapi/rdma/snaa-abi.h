@@ -31,11 +31,19 @@
  * copy of the index it owns, bounds the other one, and copies an entry
  * out of the ring before it validates it.
  *
- * SQ doorbell: after publishing WQEs, user space issues a full memory
- * barrier and reads @flags; if SNAA_RING_F_IDLE is set it rings the
- * doorbell (an empty IB_USER_VERBS_CMD_POST_SEND for the QP).  The
- * kernel sets IDLE, issues a full barrier and re-reads @producer before
- * it stops processing, so a posted WQE is never missed.
+ * At creation producer == consumer == 0 on every ring.
+ *
+ * Doorbells: after publishing entries on an SQ or RQ, user space issues a
+ * full memory barrier and reads @flags; if SNAA_RING_F_IDLE is set it
+ * rings the doorbell: an IB_USER_VERBS_CMD_POST_SEND (SQ) or
+ * IB_USER_VERBS_CMD_POST_RECV (RQ) write command with wr_count 0, which
+ * reaches the driver as post_send/post_recv with an empty list.
+ *  - SQ: IDLE is set at creation and whenever the kernel stops
+ *    processing; before it stops, the kernel sets IDLE, issues a full
+ *    barrier and re-reads @producer, so a posted WQE is never missed.
+ *  - RQ: the kernel consumes RQEs as packets arrive and needs no kick;
+ *    it sets IDLE only while the QP is in the error state, so that new
+ *    RQEs are kicked and flushed.
  */
 #ifndef SNAA_ABI_USER_H
 #define SNAA_ABI_USER_H
@@ -86,7 +94,7 @@ struct snaa_sge {
  * Send queue entry.  @opcode is an IB_UVERBS_WR_* value (equal to
  * IBV_WR_*).  @imm_data is in network byte order, as in ibv_send_wr.
  * For SNAA_WQE_INLINE, the data (@inline_len bytes) follows the header
- * in place of the SGE array.  The entry size (stride) of an SQ is
+ * in place of the SGE array and @num_sge is 0.  The entry size (stride) of an SQ is
  * sizeof(struct snaa_sqe) + max(max_send_sge * sizeof(snaa_sge),
  * max_inline_data), rounded up to a power of two; it is returned at
  * QP creation.
@@ -121,8 +129,9 @@ struct snaa_rqe {
 #define SNAA_WC_WITH_IMM	(1U << 1)
 
 /*
- * Completion queue entry.  @opcode is an IB_UVERBS_WC_* value, @status
- * an ib_wc_status (both equal to the libibverbs values).  @imm_data is
+ * Completion queue entry.  @opcode is an enum ib_wc_opcode value and
+ * @status an enum ib_wc_status (equal to IBV_WC_* of libibverbs;
+ * IB_WC_RECV is 128, IB_WC_RECV_RDMA_WITH_IMM 129).  @imm_data is
  * in network byte order, as in ibv_wc.
  */
 struct snaa_cqe {

@@ -39,6 +39,9 @@
 #define SNAA_MAX_AH		65536
 #define SNAA_MAX_MR_SIZE	(1ULL << 40)
 #define SNAA_MAX_MSG_SIZE	(1U << 31)
+#define SNAA_MAX_INLINE		(SNAA_MAX_SGE * sizeof(struct snaa_sge))
+#define SNAA_MIN_QPN		16	/* 0 and 1 are special; keep a margin */
+#define SNAA_MAX_QPN		(SNAA_MIN_QPN + SNAA_MAX_QP - 1)
 #define SNAA_GID_TBL_LEN	64
 #define SNAA_PKEY_TBL_LEN	1
 
@@ -61,6 +64,7 @@ struct snaa_dev {
 	struct xarray qp_xa;		/* QPN -> snaa_qp, RCU readers */
 	struct xarray mr_xa;		/* key >> 8 -> snaa_mr, RCU readers */
 	u32 mr_next;			/* cyclic allocation hint for mr_xa */
+	u32 qp_next;			/* cyclic allocation hint for qp_xa */
 	atomic_t num_pd;
 	atomic_t num_cq;
 	atomic_t num_qp;
@@ -187,6 +191,7 @@ struct snaa_send_state {
 	u32 sge_off;
 	struct snaa_sqe wqe;
 	struct snaa_sge sge[SNAA_MAX_SGE];
+	enum ib_wc_status status;	/* fetch-time validation result */
 	u8 inline_data[SNAA_MAX_SGE * sizeof(struct snaa_sge)];
 };
 
@@ -223,6 +228,7 @@ struct snaa_qp {
 	u16 pkey_index;
 	int access;			/* qp_access_flags */
 	struct snaa_av av;
+	struct rdma_ah_attr ah_attr;	/* as set, for query_qp */
 	bool sq_sig_all;
 	bool user;
 
@@ -279,7 +285,70 @@ static inline struct snaa_ucontext *to_snaa_uctx(struct ib_ucontext *ibuc)
 	ibdev_dbg(&(sdev)->ibdev, "%s: " fmt, __func__, ##__VA_ARGS__)
 
 /* snaa_main.c */
+extern struct workqueue_struct *snaa_wq;
 enum ib_port_state snaa_port_state(struct snaa_dev *sdev);
+
+/* snaa_queue.c */
+int snaa_queue_init(struct snaa_queue *q, u32 num, u32 stride,
+		    struct ib_ucontext *uctx);
+u64 snaa_queue_key(struct snaa_queue *q);
+void snaa_queue_free(struct snaa_queue *q);
+int snaa_mmap(struct ib_ucontext *uctx, struct vm_area_struct *vma);
+void snaa_mmap_free(struct rdma_user_mmap_entry *rdma);
+
+/* snaa_mr.c */
+int snaa_alloc_pd(struct ib_pd *ibpd, struct ib_udata *udata);
+int snaa_dealloc_pd(struct ib_pd *ibpd, struct ib_udata *udata);
+struct ib_mr *snaa_get_dma_mr(struct ib_pd *ibpd, int access);
+struct ib_mr *snaa_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
+			       u64 iova, int access, struct ib_udata *udata);
+int snaa_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata);
+struct snaa_mr *snaa_mr_get(struct snaa_dev *sdev, u32 key);
+void snaa_mr_put(struct snaa_mr *mr);
+int snaa_mr_check(struct snaa_mr *mr, struct ib_pd *pd, u64 va, u64 len,
+		  int access);
+void snaa_mr_read(struct snaa_mr *mr, u64 va, void *buf, u32 len);
+int snaa_mr_write_skb(struct snaa_mr *mr, u64 va, const struct sk_buff *skb,
+		      u32 off, u32 len);
+
+/* snaa_cq.c */
+int snaa_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
+		   struct ib_udata *udata);
+int snaa_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata);
+int snaa_cq_post(struct snaa_cq *cq, const struct snaa_cqe *cqe,
+		 struct snaa_qp *qp, bool solicited);
+int snaa_poll_cq(struct ib_cq *ibcq, int num_entries, struct ib_wc *wc);
+int snaa_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags);
+
+/* snaa_qp.c */
+int snaa_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
+		   struct ib_udata *udata);
+int snaa_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
+		   struct ib_udata *udata);
+int snaa_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
+		  struct ib_qp_init_attr *init);
+int snaa_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata);
+struct snaa_qp *snaa_qp_get(struct snaa_dev *sdev, u32 qpn);
+void snaa_qp_put(struct snaa_qp *qp);
+void snaa_qp_error(struct snaa_qp *qp, enum ib_event_type event);
+void snaa_rq_flush(struct snaa_qp *qp);
+
+/* snaa_tx.c */
+int snaa_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
+		   const struct ib_send_wr **bad_wr);
+void snaa_sq_work(struct work_struct *work);
+
+/* snaa_rx.c */
+int snaa_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
+		   const struct ib_recv_wr **bad_wr);
+void snaa_recv_abort(struct snaa_qp *qp);
+void snaa_rcv(struct snaa_dev *sdev, struct sk_buff *skb);
+
+/* snaa_stats.c */
+struct rdma_hw_stats *snaa_alloc_hw_port_stats(struct ib_device *ibdev,
+					       u32 port);
+int snaa_get_hw_stats(struct ib_device *ibdev, struct rdma_hw_stats *stats,
+		      u32 port, int index);
 
 /* snaa_net.c */
 int snaa_net_init(void);
@@ -291,9 +360,6 @@ void snaa_av_release(struct snaa_av *av);
 struct sk_buff *snaa_skb_alloc(struct snaa_dev *sdev, struct snaa_av *av,
 			       unsigned int len);
 int snaa_xmit(struct snaa_dev *sdev, struct snaa_av *av, struct sk_buff *skb);
-
-/* snaa_rx.c */
-void snaa_rcv(struct snaa_dev *sdev, struct sk_buff *skb);
 
 /* snaa_verbs.c */
 int snaa_alloc_ucontext(struct ib_ucontext *ibuc, struct ib_udata *udata);

@@ -34,6 +34,9 @@ static DEFINE_MUTEX(snaa_dev_lock);
  */
 static struct platform_device *snaa_parent;
 
+/* Send queue processing for all devices. */
+struct workqueue_struct *snaa_wq;
+
 /**
  * snaa_port_state() - port state derived from the netdev
  * @sdev: the device
@@ -58,6 +61,12 @@ static void snaa_dealloc_driver(struct ib_device *ibdev)
 	list_del_init(&sdev->list);
 	mutex_unlock(&snaa_dev_lock);
 
+	snaa_net_dev_del(sdev);
+	WARN_ON(!xa_empty(&sdev->qp_xa));
+	WARN_ON(!xa_empty(&sdev->mr_xa));
+	xa_destroy(&sdev->qp_xa);
+	xa_destroy(&sdev->mr_xa);
+	free_percpu(sdev->stats);
 	netdev_put(sdev->ndev, &sdev->ndev_tracker);
 }
 
@@ -66,18 +75,40 @@ static const struct ib_device_ops snaa_dev_ops = {
 	.driver_id = RDMA_DRIVER_UNKNOWN,
 	.uverbs_abi_ver = SNAA_ABI_VERSION,
 
+	.alloc_hw_port_stats = snaa_alloc_hw_port_stats,
+	.alloc_pd = snaa_alloc_pd,
 	.alloc_ucontext = snaa_alloc_ucontext,
+	.create_cq = snaa_create_cq,
+	.create_qp = snaa_create_qp,
 	.dealloc_driver = snaa_dealloc_driver,
+	.dealloc_pd = snaa_dealloc_pd,
 	.dealloc_ucontext = snaa_dealloc_ucontext,
+	.dereg_mr = snaa_dereg_mr,
+	.destroy_cq = snaa_destroy_cq,
+	.destroy_qp = snaa_destroy_qp,
 	.disassociate_ucontext = snaa_disassociate_ucontext,
 	.get_dev_fw_str = snaa_get_dev_fw_str,
+	.get_dma_mr = snaa_get_dma_mr,
+	.get_hw_stats = snaa_get_hw_stats,
 	.get_link_layer = snaa_get_link_layer,
 	.get_port_immutable = snaa_get_port_immutable,
+	.mmap = snaa_mmap,
+	.mmap_free = snaa_mmap_free,
 	.modify_device = snaa_modify_device,
+	.modify_qp = snaa_modify_qp,
+	.poll_cq = snaa_poll_cq,
+	.post_recv = snaa_post_recv,
+	.post_send = snaa_post_send,
 	.query_device = snaa_query_device,
 	.query_pkey = snaa_query_pkey,
 	.query_port = snaa_query_port,
+	.query_qp = snaa_query_qp,
+	.reg_user_mr = snaa_reg_user_mr,
+	.req_notify_cq = snaa_req_notify_cq,
 
+	INIT_RDMA_OBJ_SIZE(ib_cq, snaa_cq, ibcq),
+	INIT_RDMA_OBJ_SIZE(ib_pd, snaa_pd, ibpd),
+	INIT_RDMA_OBJ_SIZE(ib_qp, snaa_qp, ibqp),
 	INIT_RDMA_OBJ_SIZE(ib_ucontext, snaa_ucontext, ibuc),
 };
 
@@ -119,6 +150,15 @@ static int snaa_newlink(const char *ibdev_name, struct net_device *ndev)
 	sdev->ndev = ndev;
 	sdev->port_state = snaa_port_state(sdev);
 	INIT_LIST_HEAD(&sdev->list);
+	INIT_LIST_HEAD(&sdev->net_list);
+	xa_init_flags(&sdev->qp_xa, XA_FLAGS_ALLOC);
+	xa_init_flags(&sdev->mr_xa, XA_FLAGS_ALLOC1);
+	sdev->stats = __alloc_percpu(sizeof(u64) * SNAA_CNT_NR,
+				     __alignof__(u64));
+	if (!sdev->stats) {
+		err = -ENOMEM;
+		goto err_dealloc;
+	}
 
 	/* The check and the insertion are atomic: one device per netdev. */
 	mutex_lock(&snaa_dev_lock);
@@ -136,12 +176,20 @@ static int snaa_newlink(const char *ibdev_name, struct net_device *ndev)
 	ibdev->phys_port_cnt = 1;
 	ibdev->num_comp_vectors = 1;
 	ibdev->local_dma_lkey = 0;
+	/* Doorbells and CQ arming use these legacy write commands. */
+	ibdev->uverbs_cmd_mask |= BIT_ULL(IB_USER_VERBS_CMD_POST_SEND) |
+				  BIT_ULL(IB_USER_VERBS_CMD_POST_RECV) |
+				  BIT_ULL(IB_USER_VERBS_CMD_REQ_NOTIFY_CQ);
 	ibdev->dev.parent = &snaa_parent->dev;
 	strscpy(ibdev->node_desc, SNAA_NODE_DESC, sizeof(ibdev->node_desc));
 	addrconf_addr_eui48((unsigned char *)&ibdev->node_guid,
 			    ndev->dev_addr);
 
 	err = ib_device_set_netdev(ibdev, ndev, 1);
+	if (err)
+		goto err_dealloc;
+
+	err = snaa_net_dev_add(sdev);
 	if (err)
 		goto err_dealloc;
 
@@ -254,22 +302,36 @@ static int __init snaa_init(void)
 {
 	int err;
 
+	snaa_wq = alloc_workqueue("snaa", WQ_UNBOUND | WQ_MEM_RECLAIM, 0);
+	if (!snaa_wq)
+		return -ENOMEM;
+
 	snaa_parent = platform_device_register_simple(SNAA_DRV_NAME,
 						      PLATFORM_DEVID_NONE,
 						      NULL, 0);
-	if (IS_ERR(snaa_parent))
-		return PTR_ERR(snaa_parent);
+	if (IS_ERR(snaa_parent)) {
+		err = PTR_ERR(snaa_parent);
+		goto err_wq;
+	}
+
+	err = snaa_net_init();
+	if (err)
+		goto err_parent;
 
 	err = register_netdevice_notifier(&snaa_netdev_notifier);
 	if (err)
-		goto err_parent;
+		goto err_net;
 
 	rdma_link_register(&snaa_link_ops);
 	pr_info("snaa: loaded (ABI %d)\n", SNAA_ABI_VERSION);
 	return 0;
 
+err_net:
+	snaa_net_exit();
 err_parent:
 	platform_device_unregister(snaa_parent);
+err_wq:
+	destroy_workqueue(snaa_wq);
 	return err;
 }
 
@@ -278,7 +340,9 @@ static void __exit snaa_exit(void)
 	rdma_link_unregister(&snaa_link_ops);
 	unregister_netdevice_notifier(&snaa_netdev_notifier);
 	snaa_unregister_all();
+	snaa_net_exit();
 	platform_device_unregister(snaa_parent);
+	destroy_workqueue(snaa_wq);
 	pr_info("snaa: unloaded\n");
 }
 

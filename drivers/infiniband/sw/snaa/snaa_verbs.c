@@ -27,11 +27,17 @@ int snaa_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
 	/* "rdma link delete" may remove the device. */
 	attr->kernel_cap_flags = IBK_ALLOW_USER_UNREG;
 	attr->max_pkeys = SNAA_PKEY_TBL_LEN;
-	/*
-	 * Objects (PD, MR, CQ, QP, AH) are not implemented yet: report zero
-	 * rather than limits the driver cannot honour.  The SNAA_MAX_*
-	 * limits in snaa.h take their place as each object lands.
-	 */
+	attr->max_mr_size = SNAA_MAX_MR_SIZE;
+	attr->max_qp = SNAA_MAX_QP;
+	attr->max_qp_wr = SNAA_MAX_QP_WR;
+	attr->max_send_sge = SNAA_MAX_SGE;
+	attr->max_recv_sge = SNAA_MAX_SGE;
+	attr->max_sge_rd = SNAA_MAX_SGE;
+	attr->max_cq = SNAA_MAX_CQ;
+	attr->max_cqe = SNAA_MAX_CQE;
+	attr->max_mr = SNAA_MAX_MR;
+	attr->max_pd = SNAA_MAX_PD;
+	/* RC, UD, SRQ, atomics, memory windows and AHs: not implemented. */
 	return 0;
 }
 

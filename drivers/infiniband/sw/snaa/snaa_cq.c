@@ -1,0 +1,184 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * snaa completion queues.  The kernel produces CQEs into the ring; user
+ * space (or snaa_poll_cq() for kernel consumers) consumes them.
+ */
+
+#include <rdma/uverbs_ioctl.h>
+
+#include "snaa.h"
+
+/* Kernel CQ entries also carry the QP pointer ib_wc needs. */
+struct snaa_kcqe {
+	struct snaa_cqe cqe;
+	struct ib_qp *qp;
+};
+
+int snaa_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
+		   struct ib_udata *udata)
+{
+	struct snaa_dev *sdev = to_snaa_dev(ibcq->device);
+	struct snaa_ucontext *uctx = rdma_udata_to_drv_context(udata,
+			struct snaa_ucontext, ibuc);
+	struct snaa_cq *cq = to_snaa_cq(ibcq);
+	struct snaa_uresp_create_cq uresp = {};
+	int err;
+
+	if (attr->flags)
+		return -EOPNOTSUPP;
+	if (attr->cqe < 1 || attr->cqe > SNAA_MAX_CQE)
+		return -EINVAL;
+	if (udata && udata->outlen < sizeof(uresp))
+		return -EINVAL;
+	if (atomic_inc_return(&sdev->num_cq) > SNAA_MAX_CQ) {
+		err = -ENOMEM;
+		goto err_count;
+	}
+
+	spin_lock_init(&cq->lock);
+	cq->user = !!udata;
+	err = snaa_queue_init(&cq->q, attr->cqe,
+			      udata ? sizeof(struct snaa_cqe) :
+				      sizeof(struct snaa_kcqe),
+			      udata ? &uctx->ibuc : NULL);
+	if (err)
+		goto err_count;
+	ibcq->cqe = cq->q.num;
+
+	if (udata) {
+		uresp.cq_key = snaa_queue_key(&cq->q);
+		uresp.num_cqe = cq->q.num;
+		uresp.cqe_size = sizeof(struct snaa_cqe);
+		uresp.ring_size = cq->q.size;
+		err = ib_copy_to_udata(udata, &uresp, sizeof(uresp));
+		if (err)
+			goto err_queue;
+	}
+	return 0;
+
+err_queue:
+	snaa_queue_free(&cq->q);
+err_count:
+	atomic_dec(&sdev->num_cq);
+	return err;
+}
+
+int snaa_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
+{
+	struct snaa_cq *cq = to_snaa_cq(ibcq);
+
+	snaa_queue_free(&cq->q);
+	atomic_dec(&to_snaa_dev(ibcq->device)->num_cq);
+	return 0;
+}
+
+/**
+ * snaa_cq_post() - add a completion
+ * @cq: the CQ
+ * @cqe: the entry
+ * @qp: the QP the completion belongs to
+ * @solicited: the completion is solicited (SE bit)
+ *
+ * Calls the completion handler if the CQ is armed for this completion.
+ * A full CQ loses the entry and raises IB_EVENT_CQ_ERR once.
+ *
+ * Context: any (takes cq->lock with interrupts saved).
+ * Return: 0 or -ENOSPC.
+ */
+int snaa_cq_post(struct snaa_cq *cq, const struct snaa_cqe *cqe,
+		 struct snaa_qp *qp, bool solicited)
+{
+	struct snaa_queue *q = &cq->q;
+	unsigned long flags;
+	bool notify = false;
+	void *slot;
+	u32 cons;
+
+	spin_lock_irqsave(&cq->lock, flags);
+	cons = smp_load_acquire(&q->ring->consumer);
+	if (q->kidx - cons >= q->num) {
+		bool first = !cq->overflow;
+
+		cq->overflow = true;
+		spin_unlock_irqrestore(&cq->lock, flags);
+		if (first && cq->ibcq.event_handler) {
+			struct ib_event ev = {
+				.device = cq->ibcq.device,
+				.element.cq = &cq->ibcq,
+				.event = IB_EVENT_CQ_ERR,
+			};
+
+			cq->ibcq.event_handler(&ev, cq->ibcq.cq_context);
+		}
+		return -ENOSPC;
+	}
+	slot = q->entries + (size_t)(q->kidx & (q->num - 1)) * q->stride;
+	if (cq->user) {
+		memcpy(slot, cqe, sizeof(*cqe));
+	} else {
+		struct snaa_kcqe *k = slot;
+
+		k->cqe = *cqe;
+		k->qp = &qp->ibqp;
+	}
+	smp_store_release(&q->ring->producer, ++q->kidx);
+	if (cq->notify == IB_CQ_NEXT_COMP ||
+	    (cq->notify == IB_CQ_SOLICITED && solicited)) {
+		cq->notify = 0;
+		notify = true;
+	}
+	spin_unlock_irqrestore(&cq->lock, flags);
+
+	if (notify && cq->ibcq.comp_handler)
+		cq->ibcq.comp_handler(&cq->ibcq, cq->ibcq.cq_context);
+	return 0;
+}
+
+int snaa_poll_cq(struct ib_cq *ibcq, int num_entries, struct ib_wc *wc)
+{
+	struct snaa_cq *cq = to_snaa_cq(ibcq);
+	struct snaa_queue *q = &cq->q;
+	struct snaa_kcqe *k;
+	unsigned long flags;
+	u32 cons, prod;
+	int n = 0;
+
+	spin_lock_irqsave(&cq->lock, flags);
+	cons = q->ring->consumer;
+	prod = q->kidx;
+	for (; n < num_entries && cons != prod; n++, cons++, wc++) {
+		k = q->entries + (size_t)(cons & (q->num - 1)) * q->stride;
+		memset(wc, 0, sizeof(*wc));
+		wc->wr_id = k->cqe.wr_id;
+		wc->status = k->cqe.status;
+		wc->opcode = k->cqe.opcode;
+		wc->byte_len = k->cqe.byte_len;
+		wc->qp = k->qp;
+		wc->src_qp = k->cqe.src_qp;
+		wc->ex.imm_data = (__force __be32)k->cqe.imm_data;
+		if (k->cqe.wc_flags & SNAA_WC_WITH_IMM)
+			wc->wc_flags |= IB_WC_WITH_IMM;
+		wc->pkey_index = k->cqe.pkey_index;
+		wc->port_num = 1;
+	}
+	smp_store_release(&q->ring->consumer, cons);
+	spin_unlock_irqrestore(&cq->lock, flags);
+	return n;
+}
+
+int snaa_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags)
+{
+	struct snaa_cq *cq = to_snaa_cq(ibcq);
+	unsigned long irqflags;
+	int ret = 0;
+
+	spin_lock_irqsave(&cq->lock, irqflags);
+	if ((flags & IB_CQ_SOLICITED_MASK) == IB_CQ_NEXT_COMP ||
+	    cq->notify != IB_CQ_NEXT_COMP)
+		cq->notify = flags & IB_CQ_SOLICITED_MASK;
+	if ((flags & IB_CQ_REPORT_MISSED_EVENTS) &&
+	    READ_ONCE(cq->q.ring->consumer) != cq->q.kidx)
+		ret = 1;
+	spin_unlock_irqrestore(&cq->lock, irqflags);
+	return ret;
+}

@@ -1,0 +1,276 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * snaa protection domains and memory regions: registration, key lookup
+ * without a global lock (xarray + RCU + per-MR reference), access and
+ * bounds checks, and copies between MRs and buffers or skbs.
+ */
+
+#include <linux/highmem.h>
+#include <linux/random.h>
+#include <linux/skbuff.h>
+#include <rdma/ib_umem.h>
+
+#include "snaa.h"
+
+#define SNAA_ACCESS_SUPPORTED	(IB_ACCESS_LOCAL_WRITE | \
+				 IB_ACCESS_REMOTE_WRITE | \
+				 IB_ACCESS_REMOTE_READ | \
+				 IB_ACCESS_REMOTE_ATOMIC)
+
+int snaa_alloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
+{
+	struct snaa_dev *sdev = to_snaa_dev(ibpd->device);
+
+	if (atomic_inc_return(&sdev->num_pd) > SNAA_MAX_PD) {
+		atomic_dec(&sdev->num_pd);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+int snaa_dealloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
+{
+	atomic_dec(&to_snaa_dev(ibpd->device)->num_pd);
+	return 0;
+}
+
+static struct snaa_mr *snaa_mr_alloc(struct snaa_dev *sdev, int access)
+{
+	struct snaa_mr *mr;
+
+	if (access & ~SNAA_ACCESS_SUPPORTED)
+		return ERR_PTR(-EOPNOTSUPP);
+	/* IBA: remote write or atomic access requires local write. */
+	if ((access & (IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_ATOMIC)) &&
+	    !(access & IB_ACCESS_LOCAL_WRITE))
+		return ERR_PTR(-EINVAL);
+	if (atomic_inc_return(&sdev->num_mr) > SNAA_MAX_MR) {
+		atomic_dec(&sdev->num_mr);
+		return ERR_PTR(-ENOMEM);
+	}
+	mr = kzalloc(sizeof(*mr), GFP_KERNEL);
+	if (!mr) {
+		atomic_dec(&sdev->num_mr);
+		return ERR_PTR(-ENOMEM);
+	}
+	mr->sdev = sdev;
+	mr->access = access;
+	refcount_set(&mr->ref, 1);
+	init_completion(&mr->done);
+	return mr;
+}
+
+/* Publish @mr under a fresh key; from here on the wire can find it. */
+static int snaa_mr_publish(struct snaa_mr *mr)
+{
+	struct snaa_dev *sdev = mr->sdev;
+	u32 idx;
+	int err;
+
+	err = xa_alloc_cyclic(&sdev->mr_xa, &idx, NULL,
+			      XA_LIMIT(1, SNAA_MAX_MR), &sdev->mr_next,
+			      GFP_KERNEL);
+	if (err < 0)
+		return err;
+	mr->ibmr.lkey = idx << 8 | (get_random_u32() & 0xff);
+	mr->ibmr.rkey = mr->ibmr.lkey;
+	xa_store(&sdev->mr_xa, idx, mr, GFP_KERNEL);
+	return 0;
+}
+
+static void snaa_mr_destroy(struct snaa_mr *mr)
+{
+	if (mr->umem)
+		ib_umem_release(mr->umem);
+	kvfree(mr->pages);
+	atomic_dec(&mr->sdev->num_mr);
+	kfree_rcu(mr, rcu);
+}
+
+struct ib_mr *snaa_get_dma_mr(struct ib_pd *ibpd, int access)
+{
+	struct snaa_mr *mr;
+	int err;
+
+	mr = snaa_mr_alloc(to_snaa_dev(ibpd->device), access);
+	if (IS_ERR(mr))
+		return ERR_CAST(mr);
+	mr->dma = true;
+	mr->length = U64_MAX;
+	err = snaa_mr_publish(mr);
+	if (err) {
+		snaa_mr_destroy(mr);
+		return ERR_PTR(err);
+	}
+	return &mr->ibmr;
+}
+
+struct ib_mr *snaa_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
+			       u64 iova, int access, struct ib_udata *udata)
+{
+	struct snaa_dev *sdev = to_snaa_dev(ibpd->device);
+	struct sg_page_iter piter;
+	struct snaa_mr *mr;
+	unsigned long i = 0;
+	int err;
+
+	if (!length || length > SNAA_MAX_MR_SIZE || iova + length < iova)
+		return ERR_PTR(-EINVAL);
+
+	mr = snaa_mr_alloc(sdev, access);
+	if (IS_ERR(mr))
+		return ERR_CAST(mr);
+
+	mr->umem = ib_umem_get(&sdev->ibdev, start, length, access);
+	if (IS_ERR(mr->umem)) {
+		err = PTR_ERR(mr->umem);
+		mr->umem = NULL;
+		goto err_free;
+	}
+	mr->npages = ib_umem_num_pages(mr->umem);
+	mr->pages = kvcalloc(mr->npages, sizeof(*mr->pages), GFP_KERNEL);
+	if (!mr->pages) {
+		err = -ENOMEM;
+		goto err_free;
+	}
+	for_each_sgtable_page(&mr->umem->sgt_append.sgt, &piter, 0) {
+		if (i >= mr->npages)
+			break;
+		mr->pages[i++] = sg_page_iter_page(&piter);
+	}
+	if (i != mr->npages) {
+		err = -EFAULT;
+		goto err_free;
+	}
+	mr->iova = iova;
+	mr->length = length;
+	mr->page_off = ib_umem_offset(mr->umem);
+	mr->ibmr.iova = iova;
+	mr->ibmr.length = length;
+
+	err = snaa_mr_publish(mr);
+	if (err)
+		goto err_free;
+	return &mr->ibmr;
+
+err_free:
+	snaa_mr_destroy(mr);
+	return ERR_PTR(err);
+}
+
+int snaa_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
+{
+	struct snaa_mr *mr = to_snaa_mr(ibmr);
+
+	xa_erase(&mr->sdev->mr_xa, mr->ibmr.lkey >> 8);
+	/* Wait for packets that found the MR before it was erased. */
+	snaa_mr_put(mr);
+	wait_for_completion(&mr->done);
+	snaa_mr_destroy(mr);
+	return 0;
+}
+
+/**
+ * snaa_mr_get() - look up an MR by key and take a reference
+ * @sdev: the device
+ * @key: lkey or rkey from a WQE or a packet
+ *
+ * Context: any; no lock taken besides RCU.
+ * Return: the MR, or NULL if no MR has this key.
+ */
+struct snaa_mr *snaa_mr_get(struct snaa_dev *sdev, u32 key)
+{
+	struct snaa_mr *mr;
+
+	rcu_read_lock();
+	mr = xa_load(&sdev->mr_xa, key >> 8);
+	if (mr && (mr->ibmr.lkey != key || !refcount_inc_not_zero(&mr->ref)))
+		mr = NULL;
+	rcu_read_unlock();
+	return mr;
+}
+
+void snaa_mr_put(struct snaa_mr *mr)
+{
+	if (refcount_dec_and_test(&mr->ref))
+		complete(&mr->done);
+}
+
+/**
+ * snaa_mr_check() - may @len bytes at @va of @mr be accessed?
+ * @mr: the MR
+ * @pd: PD of the QP doing the access
+ * @va: first address
+ * @len: length in bytes
+ * @access: IB_ACCESS_* bits required (0 for local read)
+ *
+ * Return: 0, -EACCES (PD or access rights) or -ERANGE (bounds).
+ */
+int snaa_mr_check(struct snaa_mr *mr, struct ib_pd *pd, u64 va, u64 len,
+		  int access)
+{
+	if (mr->ibmr.pd != pd || (mr->access & access) != access)
+		return -EACCES;
+	if (mr->dma)
+		return 0;
+	if (va < mr->iova || len > mr->length || va - mr->iova > mr->length - len)
+		return -ERANGE;
+	return 0;
+}
+
+/*
+ * Map the page of a checked user MR that holds @va; *@chunk is set to
+ * the bytes available there, at most @len.  Undo with kunmap_local().
+ */
+static u8 *snaa_mr_map(struct snaa_mr *mr, u64 va, u64 len, u32 *chunk)
+{
+	u64 off = va - mr->iova + mr->page_off;
+	u32 poff = off & ~PAGE_MASK;
+
+	*chunk = min_t(u64, len, PAGE_SIZE - poff);
+	return (u8 *)kmap_local_page(mr->pages[off >> PAGE_SHIFT]) + poff;
+}
+
+/* Copy @len bytes at @va of a checked MR into @buf. */
+void snaa_mr_read(struct snaa_mr *mr, u64 va, void *buf, u32 len)
+{
+	u8 *dst = buf;
+	u32 chunk;
+	u8 *src;
+
+	if (mr->dma) {
+		memcpy(buf, (void *)(uintptr_t)va, len);
+		return;
+	}
+	while (len) {
+		src = snaa_mr_map(mr, va, len, &chunk);
+		memcpy(dst, src, chunk);
+		kunmap_local(src);
+		dst += chunk;
+		va += chunk;
+		len -= chunk;
+	}
+}
+
+/* Copy @len bytes at @off of @skb to @va of a checked MR. */
+int snaa_mr_write_skb(struct snaa_mr *mr, u64 va, const struct sk_buff *skb,
+		      u32 off, u32 len)
+{
+	u32 chunk;
+	u8 *dst;
+	int err;
+
+	if (mr->dma)
+		return skb_copy_bits(skb, off, (void *)(uintptr_t)va, len);
+	while (len) {
+		dst = snaa_mr_map(mr, va, len, &chunk);
+		err = skb_copy_bits(skb, off, dst, chunk);
+		kunmap_local(dst);
+		if (err)
+			return err;
+		off += chunk;
+		va += chunk;
+		len -= chunk;
+	}
+	return 0;
+}

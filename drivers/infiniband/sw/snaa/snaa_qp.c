@@ -1,0 +1,401 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * snaa queue pairs: creation with their rings, the IBA state machine
+ * (RESET, INIT, RTR, RTS, SQD, SQE, ERR), flushing, query and destroy.
+ */
+
+#include <rdma/ib_cache.h>
+#include <rdma/uverbs_ioctl.h>
+
+#include "snaa.h"
+
+static const char *const snaa_qp_state_name[] = {
+	[IB_QPS_RESET] = "RESET",
+	[IB_QPS_INIT] = "INIT",
+	[IB_QPS_RTR] = "RTR",
+	[IB_QPS_RTS] = "RTS",
+	[IB_QPS_SQD] = "SQD",
+	[IB_QPS_SQE] = "SQE",
+	[IB_QPS_ERR] = "ERR",
+};
+
+static u32 snaa_sq_stride(u32 max_sge, u32 max_inline)
+{
+	u32 data = max_t(u32, max_sge * sizeof(struct snaa_sge), max_inline);
+
+	return roundup_pow_of_two(sizeof(struct snaa_sqe) + data);
+}
+
+static u32 snaa_rq_stride(u32 max_sge)
+{
+	return roundup_pow_of_two(sizeof(struct snaa_rqe) +
+				  max_sge * sizeof(struct snaa_sge));
+}
+
+static int snaa_qp_check_cap(struct ib_qp_cap *cap)
+{
+	if (cap->max_send_wr > SNAA_MAX_QP_WR ||
+	    cap->max_recv_wr > SNAA_MAX_QP_WR ||
+	    cap->max_send_sge > SNAA_MAX_SGE ||
+	    cap->max_recv_sge > SNAA_MAX_SGE ||
+	    cap->max_inline_data > SNAA_MAX_INLINE)
+		return -EINVAL;
+	return 0;
+}
+
+int snaa_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
+		   struct ib_udata *udata)
+{
+	struct snaa_dev *sdev = to_snaa_dev(ibqp->device);
+	struct snaa_ucontext *uctx = rdma_udata_to_drv_context(udata,
+			struct snaa_ucontext, ibuc);
+	struct ib_ucontext *ibuc = udata ? &uctx->ibuc : NULL;
+	struct snaa_qp *qp = to_snaa_qp(ibqp);
+	struct snaa_uresp_create_qp uresp = {};
+	u32 qpn;
+	int err;
+
+	if (init->qp_type != IB_QPT_UC)
+		return -EOPNOTSUPP;
+	if (init->srq || init->create_flags)
+		return -EOPNOTSUPP;
+	err = snaa_qp_check_cap(&init->cap);
+	if (err)
+		return err;
+	if (udata && udata->outlen < sizeof(uresp))
+		return -EINVAL;
+	if (atomic_inc_return(&sdev->num_qp) > SNAA_MAX_QP) {
+		err = -ENOMEM;
+		goto err_count;
+	}
+
+	qp->sdev = sdev;
+	qp->user = !!udata;
+	qp->state = IB_QPS_RESET;
+	qp->scq = to_snaa_cq(init->send_cq);
+	qp->rcq = to_snaa_cq(init->recv_cq);
+	qp->sq_sig_all = init->sq_sig_type == IB_SIGNAL_ALL_WR;
+	qp->max_send_sge = init->cap.max_send_sge;
+	qp->max_recv_sge = init->cap.max_recv_sge;
+	qp->max_inline = init->cap.max_inline_data;
+	qp->path_mtu = SNAA_IB_MTU_MIN;
+	refcount_set(&qp->ref, 1);
+	init_completion(&qp->done);
+	spin_lock_init(&qp->state_lock);
+	spin_lock_init(&qp->sq_post_lock);
+	spin_lock_init(&qp->rq_lock);
+	mutex_init(&qp->sq_mutex);
+	INIT_WORK(&qp->sq_work, snaa_sq_work);
+
+	err = snaa_queue_init(&qp->sq, init->cap.max_send_wr,
+			      snaa_sq_stride(qp->max_send_sge, qp->max_inline),
+			      ibuc);
+	if (err)
+		goto err_count;
+	/* The SQ starts idle: the first post rings the doorbell. */
+	qp->sq.ring->flags = SNAA_RING_F_IDLE;
+	err = snaa_queue_init(&qp->rq, init->cap.max_recv_wr,
+			      snaa_rq_stride(qp->max_recv_sge), ibuc);
+	if (err)
+		goto err_sq;
+
+	err = xa_alloc_cyclic(&sdev->qp_xa, &qpn, NULL,
+			      XA_LIMIT(SNAA_MIN_QPN, SNAA_MAX_QPN),
+			      &sdev->qp_next, GFP_KERNEL);
+	if (err < 0)
+		goto err_rq;
+	ibqp->qp_num = qpn;
+
+	init->cap.max_send_wr = qp->sq.num;
+	init->cap.max_recv_wr = qp->rq.num;
+
+	if (udata) {
+		uresp.sq_key = snaa_queue_key(&qp->sq);
+		uresp.rq_key = snaa_queue_key(&qp->rq);
+		uresp.sq_num = qp->sq.num;
+		uresp.sq_stride = qp->sq.stride;
+		uresp.sq_ring_size = qp->sq.size;
+		uresp.rq_num = qp->rq.num;
+		uresp.rq_stride = qp->rq.stride;
+		uresp.rq_ring_size = qp->rq.size;
+		uresp.qp_num = qpn;
+		err = ib_copy_to_udata(udata, &uresp, sizeof(uresp));
+		if (err)
+			goto err_xa;
+	}
+	/* Visible to the receive path from here on. */
+	xa_store(&sdev->qp_xa, qpn, qp, GFP_KERNEL);
+	return 0;
+
+err_xa:
+	xa_erase(&sdev->qp_xa, qpn);
+err_rq:
+	snaa_queue_free(&qp->rq);
+err_sq:
+	snaa_queue_free(&qp->sq);
+err_count:
+	atomic_dec(&sdev->num_qp);
+	return err;
+}
+
+/**
+ * snaa_qp_get() - look up a QP by number and take a reference
+ * @sdev: the device
+ * @qpn: QP number from a packet
+ *
+ * Context: any.
+ * Return: the QP or NULL.
+ */
+struct snaa_qp *snaa_qp_get(struct snaa_dev *sdev, u32 qpn)
+{
+	struct snaa_qp *qp;
+
+	rcu_read_lock();
+	qp = xa_load(&sdev->qp_xa, qpn);
+	if (qp && !refcount_inc_not_zero(&qp->ref))
+		qp = NULL;
+	rcu_read_unlock();
+	return qp;
+}
+
+void snaa_qp_put(struct snaa_qp *qp)
+{
+	if (refcount_dec_and_test(&qp->ref))
+		complete(&qp->done);
+}
+
+/* Complete every RQE still posted with IB_WC_WR_FLUSH_ERR.  rq_lock held. */
+void snaa_rq_flush(struct snaa_qp *qp)
+{
+	struct snaa_queue *q = &qp->rq;
+	struct snaa_cqe cqe = {
+		.qp_num = qp->ibqp.qp_num,
+		.opcode = IB_WC_RECV,
+		.status = IB_WC_WR_FLUSH_ERR,
+	};
+	struct snaa_rqe *rqe;
+	u32 prod;
+
+	lockdep_assert_held(&qp->rq_lock);
+	snaa_recv_abort(qp);
+	prod = smp_load_acquire(&q->ring->producer);
+	if (prod - q->kidx > q->num)	/* corrupt index from user space */
+		prod = q->kidx + q->num;
+	while (q->kidx != prod) {
+		rqe = q->entries + (size_t)(q->kidx & (q->num - 1)) * q->stride;
+		cqe.wr_id = READ_ONCE(rqe->wr_id);
+		snaa_cq_post(qp->rcq, &cqe, qp, false);
+		smp_store_release(&q->ring->consumer, ++q->kidx);
+	}
+	/* Posts from now on must kick us to be flushed. */
+	WRITE_ONCE(q->ring->flags, SNAA_RING_F_IDLE);
+}
+
+static void snaa_qp_enter_err(struct snaa_qp *qp)
+{
+	spin_lock_bh(&qp->rq_lock);
+	snaa_rq_flush(qp);
+	spin_unlock_bh(&qp->rq_lock);
+	/* The send queue is flushed by its processor. */
+	queue_work(snaa_wq, &qp->sq_work);
+}
+
+/**
+ * snaa_qp_error() - move a QP to the error state from the data path
+ * @qp: the QP
+ * @event: asynchronous event to raise, or 0 for none
+ *
+ * Context: process context (SQ processing) or softirq (receive path).
+ */
+void snaa_qp_error(struct snaa_qp *qp, enum ib_event_type event)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&qp->state_lock, flags);
+	if (qp->state == IB_QPS_ERR) {
+		spin_unlock_irqrestore(&qp->state_lock, flags);
+		return;
+	}
+	WRITE_ONCE(qp->state, IB_QPS_ERR);
+	spin_unlock_irqrestore(&qp->state_lock, flags);
+	WRITE_ONCE(qp->rq.ring->flags, SNAA_RING_F_IDLE);
+	queue_work(snaa_wq, &qp->sq_work);
+
+	if (event && qp->ibqp.event_handler) {
+		struct ib_event ev = {
+			.device = qp->ibqp.device,
+			.element.qp = &qp->ibqp,
+			.event = event,
+		};
+
+		qp->ibqp.event_handler(&ev, qp->ibqp.qp_context);
+	}
+}
+
+static void snaa_qp_reset(struct snaa_qp *qp)
+{
+	/* Drop everything posted; both rings start over empty. */
+	spin_lock_bh(&qp->rq_lock);
+	snaa_recv_abort(qp);
+	qp->rq.kidx = READ_ONCE(qp->rq.ring->producer);
+	smp_store_release(&qp->rq.ring->consumer, qp->rq.kidx);
+	WRITE_ONCE(qp->rq.ring->flags, 0);
+	spin_unlock_bh(&qp->rq_lock);
+
+	qp->send.busy = false;
+	qp->sq.kidx = READ_ONCE(qp->sq.ring->producer);
+	smp_store_release(&qp->sq.ring->consumer, qp->sq.kidx);
+	WRITE_ONCE(qp->sq.ring->flags, SNAA_RING_F_IDLE);
+}
+
+int snaa_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
+		   struct ib_udata *udata)
+{
+	struct snaa_qp *qp = to_snaa_qp(ibqp);
+	struct snaa_dev *sdev = qp->sdev;
+	enum ib_qp_state cur, new;
+	int err = 0;
+
+	if (mask & ~IB_QP_ATTR_STANDARD_BITS)
+		return -EOPNOTSUPP;
+	if (udata && (udata->inlen || udata->outlen))
+		return -EINVAL;
+
+	/* No send processing while attributes change. */
+	mutex_lock(&qp->sq_mutex);
+	cur = (mask & IB_QP_CUR_STATE) ? attr->cur_qp_state : qp->state;
+	new = (mask & IB_QP_STATE) ? attr->qp_state : cur;
+	if (!ib_modify_qp_is_ok(cur, new, ibqp->qp_type, mask)) {
+		snaa_dbg(sdev, "QP %u: %s -> %s with mask 0x%x refused\n",
+			 ibqp->qp_num, snaa_qp_state_name[cur],
+			 snaa_qp_state_name[new], mask);
+		err = -EINVAL;
+		goto out;
+	}
+	if ((mask & IB_QP_PORT) && attr->port_num != 1) {
+		err = -EINVAL;
+		goto out;
+	}
+	if ((mask & IB_QP_PKEY_INDEX) && attr->pkey_index >= SNAA_PKEY_TBL_LEN) {
+		err = -EINVAL;
+		goto out;
+	}
+	if ((mask & IB_QP_PATH_MTU) &&
+	    (attr->path_mtu < IB_MTU_256 || attr->path_mtu > IB_MTU_4096)) {
+		err = -EINVAL;
+		goto out;
+	}
+	if (mask & IB_QP_ACCESS_FLAGS &&
+	    attr->qp_access_flags & ~(IB_ACCESS_REMOTE_WRITE |
+				      IB_ACCESS_REMOTE_READ |
+				      IB_ACCESS_REMOTE_ATOMIC |
+				      IB_ACCESS_LOCAL_WRITE)) {
+		err = -EINVAL;
+		goto out;
+	}
+	if (mask & IB_QP_DEST_QPN)
+		qp->dest_qpn = attr->dest_qp_num & SNAA_QPN_MASK;
+	if (mask & IB_QP_AV) {
+		snaa_av_release(&qp->av);
+		err = snaa_av_resolve(qp, &attr->ah_attr);
+		if (err)
+			goto out;
+		rdma_replace_ah_attr(&qp->ah_attr, &attr->ah_attr);
+	}
+
+	spin_lock_bh(&qp->rq_lock);
+	if (mask & IB_QP_ACCESS_FLAGS)
+		qp->access = attr->qp_access_flags;
+	if (mask & IB_QP_PKEY_INDEX)
+		qp->pkey_index = attr->pkey_index;
+	if (mask & IB_QP_QKEY)
+		qp->qkey = attr->qkey;
+	if (mask & IB_QP_PATH_MTU)
+		qp->path_mtu = ib_mtu_enum_to_int(attr->path_mtu);
+	if (mask & IB_QP_RQ_PSN) {
+		qp->recv.epsn = attr->rq_psn & SNAA_PSN_MASK;
+		qp->recv.in_msg = false;
+	}
+	spin_unlock_bh(&qp->rq_lock);
+	if (mask & IB_QP_SQ_PSN)
+		qp->sq_psn = attr->sq_psn & SNAA_PSN_MASK;
+
+	if (new != cur) {
+		spin_lock_bh(&qp->state_lock);
+		WRITE_ONCE(qp->state, new);
+		spin_unlock_bh(&qp->state_lock);
+		snaa_dbg(sdev, "QP %u: %s -> %s\n", ibqp->qp_num,
+			 snaa_qp_state_name[cur], snaa_qp_state_name[new]);
+		if (new == IB_QPS_RESET)
+			snaa_qp_reset(qp);
+		else if (new == IB_QPS_ERR)
+			snaa_qp_enter_err(qp);
+		else if (new == IB_QPS_RTS)
+			queue_work(snaa_wq, &qp->sq_work);
+	}
+out:
+	mutex_unlock(&qp->sq_mutex);
+	return err;
+}
+
+int snaa_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
+		  struct ib_qp_init_attr *init)
+{
+	struct snaa_qp *qp = to_snaa_qp(ibqp);
+
+	memset(attr, 0, sizeof(*attr));
+	memset(init, 0, sizeof(*init));
+
+	mutex_lock(&qp->sq_mutex);
+	attr->qp_state = qp->state;
+	attr->cur_qp_state = qp->state;
+	attr->path_mtu = ib_mtu_int_to_enum(qp->path_mtu);
+	attr->qkey = qp->qkey;
+	attr->rq_psn = qp->recv.epsn;
+	attr->sq_psn = qp->sq_psn;
+	attr->dest_qp_num = qp->dest_qpn;
+	attr->qp_access_flags = qp->access;
+	attr->pkey_index = qp->pkey_index;
+	attr->port_num = 1;
+	attr->sq_draining = 0;
+	/* A copy without a GID attribute reference: the caller takes none. */
+	attr->ah_attr = qp->ah_attr;
+	attr->ah_attr.grh.sgid_attr = NULL;
+	attr->cap.max_send_wr = qp->sq.num;
+	attr->cap.max_recv_wr = qp->rq.num;
+	attr->cap.max_send_sge = qp->max_send_sge;
+	attr->cap.max_recv_sge = qp->max_recv_sge;
+	attr->cap.max_inline_data = qp->max_inline;
+	mutex_unlock(&qp->sq_mutex);
+
+	init->qp_type = ibqp->qp_type;
+	init->send_cq = ibqp->send_cq;
+	init->recv_cq = ibqp->recv_cq;
+	init->cap = attr->cap;
+	init->sq_sig_type = qp->sq_sig_all ? IB_SIGNAL_ALL_WR : IB_SIGNAL_REQ_WR;
+	return 0;
+}
+
+int snaa_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
+{
+	struct snaa_qp *qp = to_snaa_qp(ibqp);
+	struct snaa_dev *sdev = qp->sdev;
+
+	xa_erase(&sdev->qp_xa, ibqp->qp_num);
+	/* No new lookups; wait for the packets that found the QP. */
+	synchronize_rcu();
+	snaa_qp_put(qp);
+	wait_for_completion(&qp->done);
+
+	WRITE_ONCE(qp->state, IB_QPS_RESET);
+	cancel_work_sync(&qp->sq_work);
+	spin_lock_bh(&qp->rq_lock);
+	snaa_recv_abort(qp);
+	spin_unlock_bh(&qp->rq_lock);
+	snaa_av_release(&qp->av);
+	rdma_destroy_ah_attr(&qp->ah_attr);
+	snaa_queue_free(&qp->rq);
+	snaa_queue_free(&qp->sq);
+	atomic_dec(&sdev->num_qp);
+	return 0;
+}

@@ -1,0 +1,67 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * snaa counters, exported as rdma_hw_stats ("rdma statistic show link
+ * snaa0/1").  Every dropped packet is counted under its reason.
+ */
+
+#include "snaa.h"
+
+static const struct rdma_stat_desc snaa_counter_desc[SNAA_CNT_NR] = {
+	[SNAA_CNT_TX_PKTS].name = "tx_packets",
+	[SNAA_CNT_TX_BYTES].name = "tx_bytes",
+	[SNAA_CNT_RX_PKTS].name = "rx_packets",
+	[SNAA_CNT_RX_BYTES].name = "rx_bytes",
+	[SNAA_CNT_TX_ERR].name = "tx_errors",
+	[SNAA_CNT_LOOPBACK_PKTS].name = "loopback_packets",
+	[SNAA_CNT_RX_LINEARIZED].name = "rx_linearized",
+	[SNAA_CNT_DROP_TRUNCATED].name = "drop_truncated",
+	[SNAA_CNT_DROP_BAD_TVER].name = "drop_bad_tver",
+	[SNAA_CNT_DROP_BAD_OPCODE].name = "drop_bad_opcode",
+	[SNAA_CNT_DROP_UNSUPPORTED].name = "drop_unsupported_opcode",
+	[SNAA_CNT_DROP_BAD_QPN].name = "drop_bad_qpn",
+	[SNAA_CNT_DROP_BAD_PAD].name = "drop_bad_pad",
+	[SNAA_CNT_DROP_PAD_EXCEEDS_PAYLOAD].name = "drop_pad_exceeds_payload",
+	[SNAA_CNT_DROP_UNALIGNED].name = "drop_unaligned_length",
+	[SNAA_CNT_DROP_BAD_LENGTH].name = "drop_bad_length",
+	[SNAA_CNT_DROP_BAD_ICRC].name = "drop_bad_icrc",
+	[SNAA_CNT_DROP_BAD_PKEY].name = "drop_bad_pkey",
+	[SNAA_CNT_DROP_MTU].name = "drop_mtu_exceeded",
+	[SNAA_CNT_DROP_UNKNOWN_QPN].name = "drop_unknown_qpn",
+	[SNAA_CNT_DROP_QP_TYPE].name = "drop_opcode_for_qp_type",
+	[SNAA_CNT_DROP_QP_STATE].name = "drop_qp_state",
+	[SNAA_CNT_DROP_PSN_GAP].name = "drop_psn_gap",
+	[SNAA_CNT_DROP_BAD_SEQ].name = "drop_bad_sequence",
+	[SNAA_CNT_DROP_BAD_RKEY].name = "drop_bad_rkey",
+	[SNAA_CNT_DROP_ACCESS].name = "drop_access",
+	[SNAA_CNT_DROP_RANGE].name = "drop_va_out_of_mr",
+	[SNAA_CNT_DROP_LENGTH].name = "drop_length",
+	[SNAA_CNT_DROP_NO_RECV_WQE].name = "drop_no_recv_wqe",
+	[SNAA_CNT_DROP_MALFORMED].name = "drop_malformed",
+	[SNAA_CNT_DROP_NO_MEM].name = "drop_no_mem",
+};
+
+static_assert(SNAA_CNT_DROP_MTU - SNAA_CNT_DROP_FIRST == SNAA_DROP_MTU - 1,
+	      "drop counters must mirror enum snaa_drop_reason");
+
+struct rdma_hw_stats *snaa_alloc_hw_port_stats(struct ib_device *ibdev,
+					       u32 port)
+{
+	return rdma_alloc_hw_stats_struct(snaa_counter_desc, SNAA_CNT_NR,
+					  RDMA_HW_STATS_DEFAULT_LIFESPAN);
+}
+
+int snaa_get_hw_stats(struct ib_device *ibdev, struct rdma_hw_stats *stats,
+		      u32 port, int index)
+{
+	struct snaa_dev *sdev = to_snaa_dev(ibdev);
+	int cpu, i;
+
+	for (i = 0; i < SNAA_CNT_NR; i++) {
+		u64 sum = 0;
+
+		for_each_possible_cpu(cpu)
+			sum += *per_cpu_ptr(sdev->stats + i, cpu);
+		stats->value[i] = sum;
+	}
+	return SNAA_CNT_NR;
+}

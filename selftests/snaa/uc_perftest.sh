@@ -1,0 +1,150 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#
+# UC smoke test with perftest: ib_write_bw, ib_write_lat, ib_send_bw and
+# ib_send_lat with -c UC between the two devices that uc_test.sh's
+# setup_MODE creates (server on DEV_B, client on DEV_A, connection data
+# exchanged over TCP to ADDR_B, RoCE v2 GID of the IPv4 address).  Each
+# run must exit 0 on both sides and report a non-zero bandwidth/latency;
+# one KTAP line per run carries the figure.  Runs as root inside the test
+# VM, never on the host:
+#
+#     selftests/vm/run --timeout 900 -- sh selftests/snaa/uc_perftest.sh rxe
+#
+# Iteration counts are small so that each run takes seconds under TCG;
+# for the _bw tests they do not exceed the receive queue depth, so that
+# UC SENDs (no RNR retry) never find the receive queue empty.
+set -u
+
+UC_HERE=$(cd "$(dirname "$0")" && pwd)
+UC_TEST_SOURCED=1
+# shellcheck source=uc_test.sh
+. "$UC_HERE/uc_test.sh"
+# shellcheck source=lib.sh
+. "$UC_HERE/lib.sh"
+
+PERF_TIMEOUT=${PERF_TIMEOUT:-60}	# seconds per perftest process
+PERF_ITERS=${PERF_ITERS:-100}
+PERF_BW_SIZE=65536
+PERF_LAT_SIZE=64
+perf_port=18515
+
+perf_usage() {
+	echo "usage: $0 rxe" >&2
+	echo "  rxe    rdma_rxe on a veth pair (reference run)" >&2
+}
+
+# perf_gid_index DEV IPV4: index of DEV's RoCE v2 GID ::ffff:IPV4.
+perf_gid_index() {
+	want=$(echo "$2" | awk -F. '{ printf "0000:0000:0000:0000:0000:ffff:%02x%02x:%02x%02x", $1, $2, $3, $4 }')
+	for f in "/sys/class/infiniband/$1/ports/1/gids/"*; do
+		i=${f##*/}
+		[ "$(cat "$f" 2>/dev/null)" = "$want" ] || continue
+		[ "$(cat "/sys/class/infiniband/$1/ports/1/gid_attrs/types/$i" \
+			2>/dev/null)" = "RoCE v2" ] || continue
+		echo "$i"
+		return 0
+	done
+	return 1
+}
+
+# perf_listening PORT: a TCP socket listens on PORT.
+# shellcheck disable=SC2317 # called through uc_wait
+perf_listening() {
+	ss -Hltn "sport = :$1" 2>/dev/null | grep -q .
+}
+
+# perf_result FILE COLUMN: COLUMN of the first numeric row after the
+# "#bytes" header of perftest's result table.
+perf_result() {
+	awk -v col="$2" '
+		/^ *#bytes/ { hdr = 1; next }
+		hdr && $1 ~ /^[0-9]+$/ { print $col; exit }' "$1"
+}
+
+# perf_run TEST KIND SIZE: one server/client run; KIND is bw or lat.
+perf_run() {
+	t=$1
+	kind=$2
+	size=$3
+	perf_port=$((perf_port + 1))
+	desc="$t -c UC $DEV_A->$DEV_B ${size}B x$PERF_ITERS"
+	srv_out=$(mktemp)
+	cli_out=$(mktemp)
+	start=$(date +%s)
+
+	timeout -k 5 "$PERF_TIMEOUT" "$t" -d "$DEV_B" -x "$GID_B" -c UC -F \
+		-n "$PERF_ITERS" -s "$size" -p "$perf_port" >"$srv_out" 2>&1 &
+	srv=$!
+	if ! uc_wait 20 perf_listening "$perf_port"; then
+		kill "$srv" 2>/dev/null
+		wait "$srv" 2>/dev/null
+		ktap_fail "$desc" "server did not listen on port $perf_port" \
+			"$(cat "$srv_out")"
+		rm -f "$srv_out" "$cli_out"
+		return
+	fi
+	timeout -k 5 "$PERF_TIMEOUT" "$t" -d "$DEV_A" -x "$GID_A" -c UC -F \
+		-n "$PERF_ITERS" -s "$size" -p "$perf_port" "$ADDR_B" \
+		>"$cli_out" 2>&1
+	cli_rc=$?
+	wait "$srv"
+	srv_rc=$?
+	secs=$(($(date +%s) - start))
+
+	if [ "$kind" = bw ]; then
+		# #bytes #iterations BW-peak BW-average MsgRate
+		fig=$(perf_result "$cli_out" 4)
+		what="BW average"
+		unit="MB/sec"
+	else
+		# #bytes #iterations t_min t_max t_typical t_avg ...
+		fig=$(perf_result "$cli_out" 6)
+		what="t_avg"
+		unit="usec"
+	fi
+	if [ "$cli_rc" != 0 ] || [ "$srv_rc" != 0 ]; then
+		ktap_fail "$desc" \
+			"exit status client $cli_rc, server $srv_rc (124: timed out after ${PERF_TIMEOUT}s)" \
+			"--- client:" "$(cat "$cli_out")" \
+			"--- server:" "$(cat "$srv_out")"
+	elif ! awk -v v="${fig:-x}" 'BEGIN { exit !(v ~ /^[0-9.]+$/ && v + 0 > 0) }'; then
+		ktap_fail "$desc" "no positive $what in the result table: '${fig:-}'" \
+			"--- client:" "$(cat "$cli_out")"
+	else
+		ktap_ok "$desc: $what $fig $unit (${secs}s)"
+	fi
+	rm -f "$srv_out" "$cli_out"
+}
+
+perf_main() {
+	[ $# = 1 ] || { perf_usage; exit 2; }
+	mode=$1
+	case $mode in
+	rxe) ;;
+	-h|--help) perf_usage; exit 0 ;;
+	*) perf_usage; exit 2 ;;
+	esac
+	uc_vm_only
+	for t in ib_write_bw ib_write_lat ib_send_bw ib_send_lat ss timeout; do
+		command -v "$t" >/dev/null 2>&1 || uc_skip "$t not installed (perftest, iproute2)"
+	done
+	"setup_$mode"
+	trap '"cleanup_$mode"; exit 130' INT TERM
+	if ! GID_A=$(perf_gid_index "$DEV_A" "$ADDR_A") ||
+	   ! GID_B=$(perf_gid_index "$DEV_B" "$ADDR_B"); then
+		"cleanup_$mode"
+		uc_skip "no RoCE v2 GID for $ADDR_A/$ADDR_B"
+	fi
+
+	ktap_header "snaa-uc-perftest ($mode)"
+	echo "# client $DEV_A GID[$GID_A] $ADDR_A, server $DEV_B GID[$GID_B] $ADDR_B"
+	perf_run ib_write_bw bw "$PERF_BW_SIZE"
+	perf_run ib_write_lat lat "$PERF_LAT_SIZE"
+	perf_run ib_send_bw bw "$PERF_BW_SIZE"
+	perf_run ib_send_lat lat "$PERF_LAT_SIZE"
+	"cleanup_$mode"
+	ktap_finish
+}
+
+perf_main "$@"

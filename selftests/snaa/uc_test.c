@@ -1,0 +1,1623 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * uc_test - UC (unreliable connected) data path test over RoCE v2.
+ *
+ * One process opens two RDMA devices A and B (possibly the same device:
+ * loopback), creates a UC QP on each, connects them directly (no CM:
+ * RESET->INIT->RTR->RTS with a global AH built from the peer's GID) and
+ * runs a matrix of transfers A->B and B->A:
+ *
+ *   opcodes   RDMA WRITE, RDMA WRITE WITH IMM, SEND, SEND WITH IMM
+ *   sizes     0, 1, 63, 64, MTU-1, MTU, MTU+1, 1 MiB, 8 MiB (MTU = path MTU)
+ *   layouts   1 SGE; 3 unequal SGEs in three different MRs on the sender
+ *             (for SEND and SEND WITH IMM also 3 unequal receive SGEs,
+ *             split at other offsets than the send SGEs, the last one
+ *             longer than needed)
+ *
+ * Each case gets its own data (a PRNG seeded by the case number) and its
+ * own immediate value.  The destination is poisoned before the transfer:
+ * the target range with the complement of the expected data (so that any
+ * byte not written shows), GUARD bytes before and after it with POISON.
+ * Afterwards every target byte must equal the source, every guard byte
+ * must be untouched and the completions must be exactly the expected
+ * ones, field by field.
+ *
+ * Completion semantics asserted (verbs / IBA):
+ *  - sender CQE: status SUCCESS, opcode IBV_WC_RDMA_WRITE (WRITE, WRITE
+ *    WITH IMM) or IBV_WC_SEND (SEND, SEND WITH IMM), wr_id, qp_num.
+ *    byte_len is not checked: it is defined only for receive, RDMA READ
+ *    and atomic completions.
+ *  - receiver CQE (WRITE WITH IMM, SEND, SEND WITH IMM): status, wr_id of
+ *    the receive WR, opcode IBV_WC_RECV_RDMA_WITH_IMM or IBV_WC_RECV,
+ *    qp_num, IBV_WC_WITH_IMM set iff the operation carried an immediate,
+ *    IBV_WC_WITH_INV never set, imm_data equal (raw, network order) to the
+ *    posted one.
+ *  - byte_len of the receive CQE is the message length, also for RDMA
+ *    WRITE WITH IMM: the IBA requires it to be the number of bytes written
+ *    (rdma_rxe implements that since commit bdce1290493c "RDMA/rxe: Fill in
+ *    wc byte_len with IB_WC_RECV_RDMA_WITH_IMM"; before, it reported 0).
+ *    The receive WR's scatter list is not used by WRITE WITH IMM: its
+ *    buffers must stay untouched.
+ *  - src_qp: ibv_poll_cq(3) defines it as the "source QP number (remote
+ *    QP number)" and the IBA returns it only for UD, so for UC the spec
+ *    leaves it undefined.  The only meaningful value for a connected QP is
+ *    the peer's QP number (mlx5, for one, passes the remote QPN from its
+ *    CQE through for every QP type), and that is asserted by default.  rdma_rxe fills src_qp only from a DETH,
+ *    which UC packets do not carry, and reports 0: with --rxe-src-qp-quirk
+ *    the test expects exactly 0 instead.  Either way the value seen is
+ *    printed as an "# info:" line.
+ *  - wc_flags bits other than WITH_IMM/WITH_INV are reported, not checked:
+ *    rdma_rxe sets IBV_WC_GRH on every receive CQE of a user CQ although
+ *    that flag only has a meaning for UD.
+ *  - RDMA WRITE without immediate must generate no receive completion and
+ *    must not consume a receive WR.  The receiver has a sentinel receive
+ *    WR posted; after the written data has landed the receive CQ is polled
+ *    briefly (must stay empty), then a small SEND follows on the same QP
+ *    and must complete on exactly that sentinel WR (UC keeps the order of
+ *    messages on one QP, so it also fences the WRITE).
+ *
+ * PSNs start just below the 24-bit wrap and keep running over all cases:
+ * A->B at 0xfffff0, so that the wrap falls between small messages, B->A at
+ * 0xffff00, so that (with the default sizes, MTU 1024) it falls inside the
+ * 1 MiB RDMA WRITE.
+ *
+ * After a failed case both QPs are destroyed and recreated (unless
+ * --keep-qps), so a lost message or a stray receive WR cannot cascade into
+ * the following cases.
+ *
+ * Output is KTAP; exit status 0 iff every case passed, 1 if one failed or
+ * the setup failed, 2 for usage errors, 4 (kselftest SKIP) if a device is
+ * missing.
+ *
+ * Build: cc -std=c11 -Wall -Wextra -Werror -O2 -o uc_test uc_test.c -libverbs
+ */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <ctype.h>
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <net/if.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+#include <infiniband/verbs.h>
+
+#define EXIT_USAGE	2
+#define EXIT_SKIP	4	/* kselftest KSFT_SKIP */
+
+#define PORT		1
+#define PSN_AB		0xfffff0u	/* A's sq_psn = B's rq_psn */
+#define PSN_BA		0xffff00u	/* B's sq_psn = A's rq_psn */
+
+#define POISON		0xa5
+#define GUARD		4096		/* guard bytes checked each side */
+#define PAD		8192		/* room for guards + odd offsets */
+#define SLACK		29		/* spare room in the last recv SGE */
+#define SENT_LEN	64		/* sentinel receive buffer */
+#define FENCE_LEN	8		/* SEND that follows a plain WRITE */
+#define MAX_SGE		3
+#define CQ_DEPTH	64
+#define QP_DEPTH	16
+#define QUIET_MS	100		/* "poll briefly" for stray CQEs */
+#define MAX_SIZE	(256u << 20)	/* largest --sizes entry accepted */
+
+enum op { OP_WRITE, OP_WRITE_IMM, OP_SEND, OP_SEND_IMM, OP_NUM };
+
+static const struct opinfo {
+	const char *name;		/* KTAP name */
+	const char *cli;		/* --ops token */
+	enum ibv_wr_opcode wr_opcode;
+	enum ibv_wc_opcode send_wc;	/* sender CQE opcode */
+	enum ibv_wc_opcode recv_wc;	/* receiver CQE opcode */
+	bool imm;			/* carries immediate data */
+	bool rwr;			/* consumes a receive WR */
+	bool write;			/* data goes to a remote address */
+} ops[OP_NUM] = {
+	[OP_WRITE] = { "WRITE", "write", IBV_WR_RDMA_WRITE,
+		       IBV_WC_RDMA_WRITE, 0, false, false, true },
+	[OP_WRITE_IMM] = { "WRITE_WITH_IMM", "write_imm",
+			   IBV_WR_RDMA_WRITE_WITH_IMM, IBV_WC_RDMA_WRITE,
+			   IBV_WC_RECV_RDMA_WITH_IMM, true, true, true },
+	[OP_SEND] = { "SEND", "send", IBV_WR_SEND, IBV_WC_SEND, IBV_WC_RECV,
+		      false, true, false },
+	[OP_SEND_IMM] = { "SEND_WITH_IMM", "send_imm", IBV_WR_SEND_WITH_IMM,
+			  IBV_WC_SEND, IBV_WC_RECV, true, true, false },
+};
+
+/* wr_id: magic | case number | role */
+enum role { ROLE_SEND = 1, ROLE_RECV, ROLE_SENTINEL, ROLE_FENCE };
+#define WRID(cno, role) (0x5aa5000000000000ull | ((uint64_t)(cno) << 8) | \
+			 (uint64_t)(role))
+
+struct buf {
+	uint8_t *p;
+	size_t len;
+	struct ibv_mr *mr;
+};
+
+struct side {
+	char label;			/* 'A' or 'B' */
+	const char *dev;
+	int gid_idx;			/* -1: pick one */
+	struct ibv_context *ctx;
+	struct ibv_pd *pd;
+	struct ibv_cq *scq, *rcq;
+	struct ibv_qp *qp;
+	struct ibv_port_attr port;
+	union ibv_gid gid;
+	char gid_str[INET6_ADDRSTRLEN];
+	char ndev[IF_NAMESIZE];
+	uint32_t sq_psn, rq_psn;
+	struct buf src[MAX_SGE];	/* send SGEs, one MR each */
+	struct buf dst;			/* RDMA WRITE target */
+	struct buf rcv[MAX_SGE];	/* receive SGEs, one MR each */
+	struct buf sent;		/* sentinel receive / fence source */
+};
+
+/* ---- options ----------------------------------------------------------- */
+
+#define MAX_SIZES 64
+struct size_tok {
+	bool mtu_rel;			/* relative to the path MTU */
+	long long base;			/* bytes (if !mtu_rel) */
+	long long delta;
+	char text[24];
+};
+
+static struct {
+	const char *dev_a, *dev_b;
+	int gid_a, gid_b;
+	bool ipv6;
+	int mtu;			/* bytes, 0: active MTU */
+	struct size_tok sizes[MAX_SIZES];
+	int nsizes;
+	bool op_on[OP_NUM];
+	bool ab, ba;
+	bool rxe_src_qp_quirk;
+	bool keep_qps;
+	double timeout;
+} opt = {
+	.gid_a = -1, .gid_b = -1, .timeout = 20.0,
+};
+
+static const char default_sizes[] = "0,1,63,64,mtu-1,mtu,mtu+1,1M,8M";
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+"Usage: uc_test --dev-a NAME [--gid-a IDX] --dev-b NAME [--gid-b IDX]\n"
+"               [--ipv6] [--mtu 256|512|1024|2048|4096] [--sizes LIST]\n"
+"               [--ops LIST] [--dir ab|ba|both] [--timeout SEC]\n"
+"               [--rxe-src-qp-quirk] [--keep-qps] [--help]\n"
+"\n"
+"Connect a UC QP on RDMA device A (port 1) with one on device B directly\n"
+"(RoCE v2, no CM) and check RDMA WRITE [WITH IMM] and SEND [WITH IMM]\n"
+"transfers of various sizes and SGE layouts, data and completions.\n"
+"A and B may be the same device (loopback).  Output is KTAP.\n"
+"\n"
+"  --dev-a/--dev-b NAME  RDMA devices (e.g. rxe0, see ibv_devices)\n"
+"  --gid-a/--gid-b IDX   GID index to use; default: the first RoCE v2 GID\n"
+"                        that is IPv4-mapped (::ffff:a.b.c.d), or with\n"
+"                        --ipv6 the first global IPv6 one\n"
+"  --ipv6                pick IPv6 GIDs instead of IPv4-mapped ones\n"
+"  --mtu BYTES           path MTU; default: the ports' active MTU\n"
+"  --sizes LIST          comma-separated message sizes in bytes; a size is\n"
+"                        N, N with a K/M/G suffix (KiB...), or \"mtu\", each\n"
+"                        optionally followed by +N or -N\n"
+"                        (default: %s)\n"
+"  --ops LIST            comma-separated subset of write,write_imm,send,\n"
+"                        send_imm (default: all)\n"
+"  --dir ab|ba|both      transfer direction(s) (default: both)\n"
+"  --timeout SEC         completion deadline per case (default: 20)\n"
+"  --rxe-src-qp-quirk    expect src_qp 0 in receive completions on rxe*\n"
+"                        devices, as rdma_rxe reports for UC, instead of\n"
+"                        the peer QPN\n"
+"  --keep-qps            keep using the QPs after a failed case (default:\n"
+"                        recreate them, so that one lost message or stale\n"
+"                        receive WR does not fail the following cases)\n"
+"  --help                show this help\n"
+"\n"
+"0 bytes run with num_sge = 0 (\"0sge\"); the 3-SGE layout needs at least\n"
+"3 bytes and is skipped below.  Exit status: 0 all cases passed, 1 a case\n"
+"or the setup failed, 2 usage error, 4 a device is missing (skip).\n",
+		default_sizes);
+}
+
+static void __attribute__((format(printf, 1, 2), noreturn))
+usage_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("uc_test: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputs("\nTry 'uc_test --help'.\n", stderr);
+	exit(EXIT_USAGE);
+}
+
+static bool parse_num(const char *s, long long *v, const char **end)
+{
+	char *e;
+
+	errno = 0;
+	if (*s < '0' || *s > '9')
+		return false;
+	*v = strtoll(s, &e, 10);
+	if (errno)
+		return false;
+	*end = e;
+	return true;
+}
+
+static bool parse_size(const char *s, struct size_tok *t)
+{
+	const char *p;
+	long long v;
+
+	memset(t, 0, sizeof(*t));
+	if (!strncasecmp(s, "mtu", 3)) {
+		t->mtu_rel = true;
+		p = s + 3;
+	} else {
+		if (!parse_num(s, &v, &p) || v > (1ll << 40))
+			return false;
+		switch (*p) {
+		case 'k': case 'K': v <<= 10; p++; break;
+		case 'm': case 'M': v <<= 20; p++; break;
+		case 'g': case 'G': v <<= 30; p++; break;
+		}
+		t->base = v;
+	}
+	if (*p == '+' || *p == '-') {
+		int sign = *p == '-' ? -1 : 1;
+
+		if (!parse_num(p + 1, &v, &p) || v > (1ll << 40))
+			return false;
+		t->delta = sign * v;
+	}
+	return *p == '\0';
+}
+
+static void parse_list(const char *arg, const char *what,
+		       void (*fn)(const char *tok, void *ctx), void *ctx)
+{
+	/* no heap copy: fn may exit through usage_error() */
+	char copy[1024], *save = NULL, *tok;
+
+	if (strlen(arg) >= sizeof(copy))
+		usage_error("%s: list too long", what);
+	strcpy(copy, arg);
+	for (tok = strtok_r(copy, ",", &save); tok;
+	     tok = strtok_r(NULL, ",", &save))
+		fn(tok, ctx);
+}
+
+static void add_size(const char *tok, void *ctx)
+{
+	(void)ctx;
+	if (opt.nsizes == MAX_SIZES)
+		usage_error("--sizes: more than %d sizes", MAX_SIZES);
+	if (strlen(tok) >= sizeof(opt.sizes[0].text) ||
+	    !parse_size(tok, &opt.sizes[opt.nsizes]))
+		usage_error("--sizes: bad size '%s' (want N, N[KMG] or mtu, "
+			    "optionally +N/-N)", tok);
+	strcpy(opt.sizes[opt.nsizes].text, tok);
+	opt.nsizes++;
+}
+
+static void add_op(const char *tok, void *ctx)
+{
+	int i;
+
+	(void)ctx;
+	if (!strcasecmp(tok, "all")) {
+		for (i = 0; i < OP_NUM; i++)
+			opt.op_on[i] = true;
+		return;
+	}
+	for (i = 0; i < OP_NUM; i++) {
+		if (!strcasecmp(tok, ops[i].cli) ||
+		    !strcasecmp(tok, ops[i].name)) {
+			opt.op_on[i] = true;
+			return;
+		}
+	}
+	usage_error("--ops: unknown operation '%s' (want write, write_imm, "
+		    "send, send_imm)", tok);
+}
+
+static int parse_int_arg(const char *name, const char *s, int min, int max)
+{
+	char *e;
+	long v;
+
+	errno = 0;
+	v = strtol(s, &e, 10);
+	if (errno || e == s || *e || v < min || v > max)
+		usage_error("%s: bad value '%s' (want %d..%d)", name, s, min,
+			    max);
+	return (int)v;
+}
+
+static void parse_args(int argc, char **argv)
+{
+	enum { O_DEV_A = 256, O_DEV_B, O_GID_A, O_GID_B, O_IPV6, O_MTU,
+	       O_SIZES, O_OPS, O_DIR, O_TIMEOUT, O_QUIRK, O_KEEP };
+	static const struct option lopts[] = {
+		{ "dev-a", required_argument, NULL, O_DEV_A },
+		{ "dev-b", required_argument, NULL, O_DEV_B },
+		{ "gid-a", required_argument, NULL, O_GID_A },
+		{ "gid-b", required_argument, NULL, O_GID_B },
+		{ "ipv6", no_argument, NULL, O_IPV6 },
+		{ "mtu", required_argument, NULL, O_MTU },
+		{ "sizes", required_argument, NULL, O_SIZES },
+		{ "ops", required_argument, NULL, O_OPS },
+		{ "dir", required_argument, NULL, O_DIR },
+		{ "timeout", required_argument, NULL, O_TIMEOUT },
+		{ "rxe-src-qp-quirk", no_argument, NULL, O_QUIRK },
+		{ "keep-qps", no_argument, NULL, O_KEEP },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 }
+	};
+	bool ops_given = false, sizes_given = false;
+	char *e;
+	int c, i;
+
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "h", lopts, NULL)) != -1) {
+		switch (c) {
+		case O_DEV_A: opt.dev_a = optarg; break;
+		case O_DEV_B: opt.dev_b = optarg; break;
+		case O_GID_A:
+			opt.gid_a = parse_int_arg("--gid-a", optarg, 0, 255);
+			break;
+		case O_GID_B:
+			opt.gid_b = parse_int_arg("--gid-b", optarg, 0, 255);
+			break;
+		case O_IPV6: opt.ipv6 = true; break;
+		case O_MTU:
+			opt.mtu = parse_int_arg("--mtu", optarg, 256, 4096);
+			if (opt.mtu & (opt.mtu - 1))
+				usage_error("--mtu: %d is not one of 256, 512, "
+					    "1024, 2048, 4096", opt.mtu);
+			break;
+		case O_SIZES:
+			opt.nsizes = 0;
+			parse_list(optarg, "--sizes", add_size, NULL);
+			if (!opt.nsizes)
+				usage_error("--sizes: empty list");
+			sizes_given = true;
+			break;
+		case O_OPS:
+			memset(opt.op_on, 0, sizeof(opt.op_on));
+			parse_list(optarg, "--ops", add_op, NULL);
+			ops_given = true;
+			break;
+		case O_DIR:
+			if (!strcmp(optarg, "ab")) {
+				opt.ab = true, opt.ba = false;
+			} else if (!strcmp(optarg, "ba")) {
+				opt.ab = false, opt.ba = true;
+			} else if (!strcmp(optarg, "both")) {
+				opt.ab = opt.ba = true;
+			} else {
+				usage_error("--dir: want ab, ba or both, not "
+					    "'%s'", optarg);
+			}
+			break;
+		case O_TIMEOUT:
+			errno = 0;
+			opt.timeout = strtod(optarg, &e);
+			if (errno || e == optarg || *e || !(opt.timeout > 0) ||
+			    opt.timeout > 86400)
+				usage_error("--timeout: bad value '%s'", optarg);
+			break;
+		case O_QUIRK: opt.rxe_src_qp_quirk = true; break;
+		case O_KEEP: opt.keep_qps = true; break;
+		case 'h':
+			usage(stdout);
+			exit(0);
+		default:
+			if (optopt >= 256)
+				usage_error("option '%s' needs an argument",
+					    argv[optind - 1]);
+			if (optopt)
+				usage_error("unknown option '-%c'", optopt);
+			usage_error("unknown option or missing argument: '%s'",
+				    argv[optind - 1]);
+		}
+	}
+	if (optind < argc)
+		usage_error("unexpected argument '%s'", argv[optind]);
+	if (!opt.dev_a || !opt.dev_b)
+		usage_error("--dev-a and --dev-b are required");
+	if (!ops_given)
+		for (i = 0; i < OP_NUM; i++)
+			opt.op_on[i] = true;
+	for (i = 0; i < OP_NUM && !opt.op_on[i]; i++)
+		;
+	if (i == OP_NUM)
+		usage_error("--ops: empty list");
+	if (!sizes_given)
+		parse_list(default_sizes, "--sizes", add_size, NULL);
+	if (!opt.ab && !opt.ba)
+		opt.ab = opt.ba = true;
+}
+
+/* ---- small helpers ------------------------------------------------------ */
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void nap_us(long us)
+{
+	struct timespec ts = { us / 1000000, (us % 1000000) * 1000 };
+
+	nanosleep(&ts, NULL);
+}
+
+static uint64_t splitmix64(uint64_t *s)
+{
+	uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+static void fill_prng(uint8_t *p, size_t n, uint64_t seed)
+{
+	uint64_t s = seed, v;
+	size_t i = 0;
+
+	for (; i + 8 <= n; i += 8) {
+		v = splitmix64(&s);
+		memcpy(p + i, &v, 8);
+	}
+	if (i < n) {
+		v = splitmix64(&s);
+		memcpy(p + i, &v, n - i);
+	}
+}
+
+static const char *wc_opcode_str(int op)
+{
+	switch (op) {
+	case IBV_WC_SEND: return "SEND";
+	case IBV_WC_RDMA_WRITE: return "RDMA_WRITE";
+	case IBV_WC_RDMA_READ: return "RDMA_READ";
+	case IBV_WC_COMP_SWAP: return "COMP_SWAP";
+	case IBV_WC_FETCH_ADD: return "FETCH_ADD";
+	case IBV_WC_BIND_MW: return "BIND_MW";
+	case IBV_WC_LOCAL_INV: return "LOCAL_INV";
+	case IBV_WC_RECV: return "RECV";
+	case IBV_WC_RECV_RDMA_WITH_IMM: return "RECV_RDMA_WITH_IMM";
+	default: return "?";
+	}
+}
+
+static void wc_flags_str(unsigned int f, char *out, size_t len)
+{
+	static const struct { unsigned int bit; const char *name; } names[] = {
+		{ IBV_WC_GRH, "GRH" }, { IBV_WC_WITH_IMM, "WITH_IMM" },
+		{ IBV_WC_IP_CSUM_OK, "IP_CSUM_OK" },
+		{ IBV_WC_WITH_INV, "WITH_INV" },
+	};
+	size_t i, o = 0;
+
+	out[0] = '\0';
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		if (f & names[i].bit) {
+			o += (size_t)snprintf(out + o, len - o, "%s%s",
+					      o ? "|" : "", names[i].name);
+			if (o >= len)
+				return;
+		}
+	}
+	if (!o)
+		snprintf(out, len, "none");
+}
+
+/* ---- KTAP diagnostics --------------------------------------------------- */
+
+#define DIAG_MAX 24
+static char diag_lines[DIAG_MAX][320];
+static int diag_n, diag_lost;
+
+static void __attribute__((format(printf, 1, 2))) diag(const char *fmt, ...)
+{
+	va_list ap;
+
+	if (diag_n == DIAG_MAX) {
+		diag_lost++;
+		return;
+	}
+	va_start(ap, fmt);
+	vsnprintf(diag_lines[diag_n++], sizeof(diag_lines[0]), fmt, ap);
+	va_end(ap);
+}
+
+static void diag_flush(void)
+{
+	int i;
+
+	for (i = 0; i < diag_n; i++)
+		printf("# %s\n", diag_lines[i]);
+	if (diag_lost)
+		printf("# (%d more diagnostics suppressed)\n", diag_lost);
+	diag_n = diag_lost = 0;
+}
+
+static void wc_str(const struct ibv_wc *wc, char *out, size_t len)
+{
+	char fl[64];
+
+	wc_flags_str(wc->wc_flags, fl, sizeof(fl));
+	snprintf(out, len,
+		 "wr_id=0x%" PRIx64 " status=%s(%d) opcode=%s(%d) "
+		 "byte_len=%u qp_num=0x%x src_qp=0x%x wc_flags=0x%x(%s) "
+		 "imm_data=0x%08x", wc->wr_id, ibv_wc_status_str(wc->status),
+		 wc->status, wc_opcode_str(wc->opcode), wc->opcode,
+		 wc->byte_len, wc->qp_num, wc->src_qp, wc->wc_flags, fl,
+		 ntohl(wc->imm_data));
+}
+
+static void hexdump(const uint8_t *p, size_t n, char *out, size_t len)
+{
+	size_t i, o = 0;
+
+	out[0] = '\0';
+	for (i = 0; i < n && o + 3 < len; i++)
+		o += (size_t)snprintf(out + o, len - o, "%s%02x", i ? " " : "",
+				      p[i]);
+}
+
+/*
+ * Compare n bytes; on mismatch say where (offset relative to the start of
+ * the region called what), what was expected and what was found.
+ */
+static bool check_bytes(const char *what, const uint8_t *got,
+			const uint8_t *want, size_t n, long long base)
+{
+	size_t i, first = SIZE_MAX, last = 0, cnt = 0, show;
+	char hw[64], hg[64];
+
+	if (!memcmp(got, want, n))
+		return true;
+	for (i = 0; i < n; i++) {
+		if (got[i] != want[i]) {
+			if (first == SIZE_MAX)
+				first = i;
+			last = i;
+			cnt++;
+		}
+	}
+	show = n - first < 12 ? n - first : 12;
+	hexdump(want + first, show, hw, sizeof(hw));
+	hexdump(got + first, show, hg, sizeof(hg));
+	diag("%s: %zu of %zu bytes differ, first at offset %lld, last at "
+	     "offset %lld", what, cnt, n, base + (long long)first,
+	     base + (long long)last);
+	diag("  expected [%s]", hw);
+	diag("  got      [%s]", hg);
+	return false;
+}
+
+static bool check_poison(const char *what, const uint8_t *got, size_t n,
+			 long long base)
+{
+	static uint8_t poison[GUARD + SENT_LEN];
+	static bool init;
+
+	if (!init) {
+		memset(poison, POISON, sizeof(poison));
+		init = true;
+	}
+	if (n > sizeof(poison))
+		abort();
+	return check_bytes(what, got, poison, n, base);
+}
+
+/* ---- devices ------------------------------------------------------------ */
+
+static bool gid_is_zero(const union ibv_gid *g)
+{
+	static const union ibv_gid zero;
+
+	return !memcmp(g, &zero, sizeof(*g));
+}
+
+static bool gid_is_v4mapped(const union ibv_gid *g)
+{
+	static const uint8_t pfx[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+					 0xff, 0xff };
+
+	return !memcmp(g->raw, pfx, sizeof(pfx));
+}
+
+static bool gid_is_linklocal(const union ibv_gid *g)
+{
+	return g->raw[0] == 0xfe && (g->raw[1] & 0xc0) == 0x80;
+}
+
+static const char *gid_type_str(uint32_t t)
+{
+	switch (t) {
+	case IBV_GID_TYPE_IB: return "IB";
+	case IBV_GID_TYPE_ROCE_V1: return "RoCE v1";
+	case IBV_GID_TYPE_ROCE_V2: return "RoCE v2";
+	default: return "?";
+	}
+}
+
+static void fmt_gid(const union ibv_gid *g, char *out)
+{
+	if (!inet_ntop(AF_INET6, g->raw, out, INET6_ADDRSTRLEN))
+		strcpy(out, "?");
+}
+
+static int pick_gid(struct side *s)
+{
+	struct ibv_gid_entry e;
+	int i, want = s->gid_idx;
+	bool found = false;
+
+	if (want >= 0) {
+		if (want >= s->port.gid_tbl_len ||
+		    ibv_query_gid_ex(s->ctx, PORT, (uint32_t)want, &e, 0) ||
+		    gid_is_zero(&e.gid)) {
+			fprintf(stderr, "uc_test: GID index %d of %s port %d "
+				"is empty or invalid (see ibv_devinfo -v -d "
+				"%s)\n", want, s->dev, PORT, s->dev);
+			return -1;
+		}
+		found = true;
+	} else {
+		for (i = 0; i < s->port.gid_tbl_len; i++) {
+			if (ibv_query_gid_ex(s->ctx, PORT, (uint32_t)i, &e, 0))
+				continue;
+			if (gid_is_zero(&e.gid) ||
+			    e.gid_type != IBV_GID_TYPE_ROCE_V2)
+				continue;
+			if (opt.ipv6 ? (gid_is_v4mapped(&e.gid) ||
+					gid_is_linklocal(&e.gid)) :
+				       !gid_is_v4mapped(&e.gid))
+				continue;
+			found = true;
+			break;
+		}
+		if (!found) {
+			fprintf(stderr, "uc_test: %s port %d has no RoCE v2 "
+				"GID with %s: add one to its netdev, e.g. 'ip "
+				"addr add %s dev NETDEV'%s, or pick one with "
+				"--gid-%c (see ibv_devinfo -v -d %s)\n",
+				s->dev, PORT, opt.ipv6 ?
+				"a global IPv6 address" : "an IPv4 address",
+				opt.ipv6 ? "2001:2::1/64" : "198.18.0.1/24",
+				opt.ipv6 ? " nodad" : "", tolower(s->label),
+				s->dev);
+			return -1;
+		}
+	}
+	s->gid_idx = (int)e.gid_index;
+	s->gid = e.gid;
+	fmt_gid(&s->gid, s->gid_str);
+	if (!e.ndev_ifindex || !if_indextoname(e.ndev_ifindex, s->ndev))
+		strcpy(s->ndev, "?");
+	if (e.gid_type != IBV_GID_TYPE_ROCE_V2)
+		printf("# warning: %c GID %d is %s, not RoCE v2\n", s->label,
+		       s->gid_idx, gid_type_str(e.gid_type));
+	return 0;
+}
+
+static int alloc_buf(struct side *s, struct buf *b, size_t len, int access)
+{
+	void *p;
+
+	if (posix_memalign(&p, 4096, len)) {
+		fprintf(stderr, "uc_test: out of memory (%zu bytes)\n", len);
+		return -1;
+	}
+	b->p = p;
+	b->len = len;
+	memset(b->p, POISON, len);
+	b->mr = ibv_reg_mr(s->pd, b->p, len, access);
+	if (!b->mr) {
+		fprintf(stderr, "uc_test: %s: ibv_reg_mr(%zu bytes) failed: "
+			"%s (ulimit -l?)\n", s->dev, len, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+static void free_buf(struct buf *b)
+{
+	if (b->mr)
+		ibv_dereg_mr(b->mr);
+	free(b->p);
+	memset(b, 0, sizeof(*b));
+}
+
+/*
+ * Open the device, check port 1, pick the GID, create PD, CQs and the
+ * buffers.  Returns 0, -1 on error, or EXIT_SKIP if the device is missing.
+ */
+static int open_side(struct side *s, struct ibv_device **list, int ndev,
+		     size_t maxlen)
+{
+	const int rw = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE;
+	struct ibv_device *dev = NULL;
+	int i, ret;
+
+	for (i = 0; i < ndev; i++)
+		if (!strcmp(ibv_get_device_name(list[i]), s->dev))
+			dev = list[i];
+	if (!dev) {
+		char names[256] = "";
+		size_t o = 0;
+
+		for (i = 0; i < ndev && o < sizeof(names); i++)
+			o += (size_t)snprintf(names + o, sizeof(names) - o,
+					      " %s",
+					      ibv_get_device_name(list[i]));
+		fprintf(stderr, "uc_test: device %s not found: create it with "
+			"'rdma link add %s type rxe netdev IFACE' (or type "
+			"snaa); present:%s\n", s->dev, s->dev,
+			ndev ? names : " none");
+		printf("1..0 # SKIP device %s not found\n", s->dev);
+		return EXIT_SKIP;
+	}
+	s->ctx = ibv_open_device(dev);
+	if (!s->ctx) {
+		fprintf(stderr, "uc_test: cannot open %s: %s (is a user space "
+			"provider for it installed? see ibv_devinfo -d %s)\n",
+			s->dev, strerror(errno), s->dev);
+		return -1;
+	}
+	ret = ibv_query_port(s->ctx, PORT, &s->port);
+	if (ret) {
+		fprintf(stderr, "uc_test: %s: ibv_query_port(%d): %s\n",
+			s->dev, PORT, strerror(ret));
+		return -1;
+	}
+	if (s->port.link_layer != IBV_LINK_LAYER_ETHERNET) {
+		fprintf(stderr, "uc_test: %s port %d is not Ethernet (RoCE)\n",
+			s->dev, PORT);
+		return -1;
+	}
+	if (s->port.state != IBV_PORT_ACTIVE) {
+		fprintf(stderr, "uc_test: %s port %d is %s, not ACTIVE: bring "
+			"its netdev and the peer up (ip link set DEV up)\n",
+			s->dev, PORT, ibv_port_state_str(s->port.state));
+		return -1;
+	}
+	if (pick_gid(s))
+		return -1;
+	if (maxlen > s->port.max_msg_sz) {
+		fprintf(stderr, "uc_test: size %zu exceeds max_msg_sz %u of "
+			"%s\n", maxlen, s->port.max_msg_sz, s->dev);
+		return -1;
+	}
+	s->pd = ibv_alloc_pd(s->ctx);
+	s->scq = ibv_create_cq(s->ctx, CQ_DEPTH, NULL, NULL, 0);
+	s->rcq = ibv_create_cq(s->ctx, CQ_DEPTH, NULL, NULL, 0);
+	if (!s->pd || !s->scq || !s->rcq) {
+		fprintf(stderr, "uc_test: %s: cannot allocate PD/CQs: %s\n",
+			s->dev, strerror(errno));
+		return -1;
+	}
+	for (i = 0; i < MAX_SGE; i++)
+		if (alloc_buf(s, &s->src[i], maxlen + 64, 0) ||
+		    alloc_buf(s, &s->rcv[i], maxlen + 2 * PAD,
+			      IBV_ACCESS_LOCAL_WRITE))
+			return -1;
+	if (alloc_buf(s, &s->dst, maxlen + 2 * PAD, rw) ||
+	    alloc_buf(s, &s->sent, SENT_LEN + 2 * PAD, IBV_ACCESS_LOCAL_WRITE))
+		return -1;
+	return 0;
+}
+
+static void close_side(struct side *s)
+{
+	int i;
+
+	if (s->qp)
+		ibv_destroy_qp(s->qp);
+	for (i = 0; i < MAX_SGE; i++) {
+		free_buf(&s->src[i]);
+		free_buf(&s->rcv[i]);
+	}
+	free_buf(&s->dst);
+	free_buf(&s->sent);
+	if (s->scq)
+		ibv_destroy_cq(s->scq);
+	if (s->rcq)
+		ibv_destroy_cq(s->rcq);
+	if (s->pd)
+		ibv_dealloc_pd(s->pd);
+	if (s->ctx)
+		ibv_close_device(s->ctx);
+	s->qp = NULL;
+	s->scq = s->rcq = NULL;
+	s->pd = NULL;
+	s->ctx = NULL;
+}
+
+/* ---- QPs ---------------------------------------------------------------- */
+
+static int create_qp(struct side *s)
+{
+	struct ibv_qp_init_attr ia = {
+		.send_cq = s->scq,
+		.recv_cq = s->rcq,
+		.cap = {
+			.max_send_wr = QP_DEPTH,
+			.max_recv_wr = QP_DEPTH,
+			.max_send_sge = MAX_SGE,
+			.max_recv_sge = MAX_SGE,
+		},
+		.qp_type = IBV_QPT_UC,
+		.sq_sig_all = 0,
+	};
+
+	s->qp = ibv_create_qp(s->pd, &ia);
+	if (!s->qp) {
+		fprintf(stderr, "uc_test: %s: ibv_create_qp(UC) failed: %s\n",
+			s->dev, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+static int qp_to_rts(struct side *s, const struct side *peer,
+		     enum ibv_mtu mtu)
+{
+	struct ibv_qp_attr a;
+	int ret;
+
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_INIT;
+	a.pkey_index = 0;
+	a.port_num = PORT;
+	a.qp_access_flags = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE;
+	ret = ibv_modify_qp(s->qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+			    IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
+	if (ret) {
+		fprintf(stderr, "uc_test: %s: QP 0x%x RESET->INIT: %s\n",
+			s->dev, s->qp->qp_num, strerror(ret));
+		return -1;
+	}
+
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTR;
+	a.path_mtu = mtu;
+	a.dest_qp_num = peer->qp->qp_num;
+	a.rq_psn = s->rq_psn;
+	a.ah_attr.is_global = 1;
+	a.ah_attr.grh.dgid = peer->gid;
+	a.ah_attr.grh.sgid_index = (uint8_t)s->gid_idx;
+	a.ah_attr.grh.hop_limit = 64;
+	a.ah_attr.port_num = PORT;
+	ret = ibv_modify_qp(s->qp, &a, IBV_QP_STATE | IBV_QP_AV |
+			    IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
+			    IBV_QP_RQ_PSN);
+	if (ret) {
+		fprintf(stderr, "uc_test: %s: QP 0x%x INIT->RTR (to %s GID "
+			"%s): %s%s\n", s->dev, s->qp->qp_num, peer->dev,
+			peer->gid_str, strerror(ret), ret == ETIMEDOUT ||
+			ret == ENETUNREACH || ret == EHOSTUNREACH ?
+			" (is the peer address reachable? ip route get, ip "
+			"neigh)" : "");
+		return -1;
+	}
+
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTS;
+	a.sq_psn = s->sq_psn;
+	ret = ibv_modify_qp(s->qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN);
+	if (ret) {
+		fprintf(stderr, "uc_test: %s: QP 0x%x RTR->RTS: %s\n", s->dev,
+			s->qp->qp_num, strerror(ret));
+		return -1;
+	}
+	return 0;
+}
+
+static int connect_pair(struct side *a, struct side *b, enum ibv_mtu mtu)
+{
+	if (create_qp(a) || create_qp(b))
+		return -1;
+	if (qp_to_rts(a, b, mtu) || qp_to_rts(b, a, mtu))
+		return -1;
+	return 0;
+}
+
+static void drain_cq(struct ibv_cq *cq)
+{
+	struct ibv_wc wc[16];
+
+	while (ibv_poll_cq(cq, 16, wc) > 0)
+		;
+}
+
+/* After a failure: new QPs, empty CQs, so nothing stale can leak on. */
+static int reset_pair(struct side *a, struct side *b, enum ibv_mtu mtu)
+{
+	struct side *s[2] = { a, b };
+	int i, ret;
+
+	for (i = 0; i < 2; i++) {
+		ret = s[i]->qp ? ibv_destroy_qp(s[i]->qp) : 0;
+		if (ret)
+			fprintf(stderr, "uc_test: %s: ibv_destroy_qp: %s\n",
+				s[i]->dev, strerror(ret));
+		s[i]->qp = NULL;
+	}
+	nap_us(QUIET_MS * 1000);	/* let packets in flight die */
+	for (i = 0; i < 2; i++) {
+		drain_cq(s[i]->scq);
+		drain_cq(s[i]->rcq);
+	}
+	return connect_pair(a, b, mtu);
+}
+
+/* ---- one case ----------------------------------------------------------- */
+
+struct layout {
+	int nsge;
+	size_t len[MAX_SGE];
+	size_t off[MAX_SGE];		/* into src[i] or rcv[i] */
+};
+
+static uint8_t *expect;			/* the message, as it must arrive */
+static bool info_done[2][OP_NUM];
+
+/* Poll cq until want CQEs arrived or the deadline passed. */
+static int poll_cqes(struct ibv_cq *cq, struct ibv_wc *wc, int want,
+		     double deadline)
+{
+	long backoff = 0;
+	int got = 0, r;
+
+	while (got < want) {
+		r = ibv_poll_cq(cq, want - got, wc + got);
+		if (r < 0) {
+			diag("ibv_poll_cq failed (%d)", r);
+			return got;
+		}
+		if (r > 0) {
+			got += r;
+			backoff = 0;
+			continue;
+		}
+		if (now() > deadline)
+			break;
+		backoff = backoff ? (backoff < 1000 ? backoff * 2 : 2000) : 10;
+		nap_us(backoff);
+	}
+	return got;
+}
+
+/* Any completion left on cq is one too many. */
+static bool no_more_cqes(struct ibv_cq *cq, const char *what)
+{
+	struct ibv_wc wc;
+	char s[256];
+	bool ok = true;
+	int n = 0;
+
+	while (ibv_poll_cq(cq, 1, &wc) > 0 && n++ < 8) {
+		wc_str(&wc, s, sizeof(s));
+		diag("unexpected extra CQE on %s: %s", what, s);
+		ok = false;
+	}
+	return ok;
+}
+
+static bool check_send_cqe(const struct ibv_wc *wc, const struct side *tx,
+			   enum ibv_wc_opcode opcode, uint64_t wr_id,
+			   const char *what)
+{
+	bool ok = true;
+	char s[256];
+
+	if (wc->status != IBV_WC_SUCCESS) {
+		diag("%s: status %s (%d), expected SUCCESS, vendor_err 0x%x",
+		     what, ibv_wc_status_str(wc->status), wc->status,
+		     wc->vendor_err);
+		ok = false;
+	}
+	if (wc->wr_id != wr_id) {
+		diag("%s: wr_id 0x%" PRIx64 ", expected 0x%" PRIx64, what,
+		     wc->wr_id, wr_id);
+		ok = false;
+	}
+	/* opcode is only defined for successful completions */
+	if (wc->status == IBV_WC_SUCCESS && wc->opcode != opcode) {
+		diag("%s: opcode %s (%d), expected %s (%d)", what,
+		     wc_opcode_str(wc->opcode), wc->opcode,
+		     wc_opcode_str(opcode), opcode);
+		ok = false;
+	}
+	if (wc->qp_num != tx->qp->qp_num) {
+		diag("%s: qp_num 0x%x, expected 0x%x", what, wc->qp_num,
+		     tx->qp->qp_num);
+		ok = false;
+	}
+	if (!ok) {
+		wc_str(wc, s, sizeof(s));
+		diag("  %s", s);
+	}
+	return ok;
+}
+
+static bool check_recv_cqe(const struct ibv_wc *wc, const struct side *rx,
+			   const struct side *tx, enum ibv_wc_opcode opcode,
+			   uint64_t wr_id, uint32_t byte_len, bool imm,
+			   uint32_t imm_be, const char *what)
+{
+	/* The quirk is rdma_rxe's: it applies when rxe is the receiver. */
+	bool quirk = opt.rxe_src_qp_quirk && !strncmp(rx->dev, "rxe", 3);
+	uint32_t want_src = quirk ? 0 : tx->qp->qp_num;
+	bool ok = true;
+	char s[256];
+
+	if (wc->status != IBV_WC_SUCCESS) {
+		diag("%s: status %s (%d), expected SUCCESS, vendor_err 0x%x",
+		     what, ibv_wc_status_str(wc->status), wc->status,
+		     wc->vendor_err);
+		ok = false;
+	}
+	if (wc->wr_id != wr_id) {
+		diag("%s: wr_id 0x%" PRIx64 ", expected 0x%" PRIx64 " (not "
+		     "the receive WR posted for this message)", what,
+		     wc->wr_id, wr_id);
+		ok = false;
+	}
+	if (wc->qp_num != rx->qp->qp_num) {
+		diag("%s: qp_num 0x%x, expected 0x%x", what, wc->qp_num,
+		     rx->qp->qp_num);
+		ok = false;
+	}
+	if (wc->status == IBV_WC_SUCCESS) {
+		if (wc->opcode != opcode) {
+			diag("%s: opcode %s (%d), expected %s (%d)", what,
+			     wc_opcode_str(wc->opcode), wc->opcode,
+			     wc_opcode_str(opcode), opcode);
+			ok = false;
+		}
+		if (wc->byte_len != byte_len) {
+			diag("%s: byte_len %u, expected %u (the message "
+			     "length)", what, wc->byte_len, byte_len);
+			ok = false;
+		}
+		if (!!(wc->wc_flags & IBV_WC_WITH_IMM) != imm) {
+			diag("%s: IBV_WC_WITH_IMM %s in wc_flags 0x%x, "
+			     "expected %s", what,
+			     wc->wc_flags & IBV_WC_WITH_IMM ? "set" : "clear",
+			     wc->wc_flags, imm ? "set" : "clear");
+			ok = false;
+		}
+		if (wc->wc_flags & IBV_WC_WITH_INV) {
+			diag("%s: IBV_WC_WITH_INV set in wc_flags 0x%x", what,
+			     wc->wc_flags);
+			ok = false;
+		}
+		if (imm && wc->imm_data != imm_be) {
+			diag("%s: imm_data 0x%08x (network order), expected "
+			     "0x%08x as posted", what, ntohl(wc->imm_data),
+			     ntohl(imm_be));
+			ok = false;
+		}
+		if (wc->src_qp != want_src) {
+			diag("%s: src_qp 0x%x, expected 0x%x (%s)", what,
+			     wc->src_qp, want_src, quirk ?
+			     "0 as rdma_rxe reports it, --rxe-src-qp-quirk" :
+			     "the peer QPN; rdma_rxe reports 0 for UC, see "
+			     "--rxe-src-qp-quirk");
+			ok = false;
+		}
+	}
+	if (!ok) {
+		wc_str(wc, s, sizeof(s));
+		diag("  %s", s);
+	}
+	return ok;
+}
+
+/* Poison a target range of len bytes at off: guards POISON, the range
+ * itself the complement of want (or POISON if want is NULL). */
+static void poison_range(uint8_t *p, size_t off, size_t len,
+			 const uint8_t *want)
+{
+	size_t i;
+
+	memset(p + off - GUARD, POISON, GUARD);
+	if (want)
+		for (i = 0; i < len; i++)
+			p[off + i] = (uint8_t)~want[i];
+	else
+		memset(p + off, POISON, len);
+	memset(p + off + len, POISON, GUARD);
+}
+
+/* Check a target range: guards untouched, the range equal to want (or
+ * untouched POISON if want is NULL). */
+static bool check_range(const char *what, const uint8_t *p, size_t off,
+			size_t len, const uint8_t *want)
+{
+	char name[160];
+	bool ok = true;
+	size_t i;
+
+	snprintf(name, sizeof(name), "%s: guard before", what);
+	ok &= check_poison(name, p + off - GUARD, GUARD, -GUARD);
+	snprintf(name, sizeof(name), "%s: guard after", what);
+	ok &= check_poison(name, p + off + len, GUARD, (long long)len);
+	if (want) {
+		snprintf(name, sizeof(name), "%s: data", what);
+		ok &= check_bytes(name, p + off, want, len, 0);
+	} else {
+		for (i = 0; i < len; i += GUARD) {
+			size_t n = len - i < GUARD ? len - i : GUARD;
+
+			snprintf(name, sizeof(name), "%s: (must stay "
+				 "unwritten)", what);
+			if (!check_poison(name, p + off + i, n,
+					  (long long)i)) {
+				ok = false;
+				break;
+			}
+		}
+	}
+	return ok;
+}
+
+/* Wait until the WRITE target holds the data (plain WRITE has no receive
+ * completion to wait for). */
+static void wait_landed(const uint8_t *p, size_t n, double deadline)
+{
+	while (memcmp(p, expect, n) && now() < deadline)
+		nap_us(500);
+}
+
+static void split3(size_t n, size_t a_div, size_t b_div, size_t len[3])
+{
+	len[0] = n / a_div ? n / a_div : 1;
+	len[1] = n / b_div ? n / b_div : 1;
+	len[2] = n - len[0] - len[1];
+}
+
+struct pair {
+	struct side *tx, *rx;
+	const char *name;		/* "A->B" */
+	int dir;			/* 0 A->B, 1 B->A */
+};
+
+static bool run_case(const struct pair *pr, enum op op, size_t n, int nsge,
+		     unsigned int cno)
+{
+	const struct opinfo *oi = &ops[op];
+	struct side *tx = pr->tx, *rx = pr->rx;
+	struct ibv_sge ssge[MAX_SGE], rsge[MAX_SGE], fsge, tsge;
+	struct ibv_send_wr swr, fwr, *bad_s;
+	struct ibv_recv_wr rwr, *bad_r;
+	struct ibv_wc swc[2], rwc[1];
+	struct layout sl, rl;
+	uint64_t seed = 0x736e616100000000ull ^ ((uint64_t)cno << 8);
+	uint32_t imm_be;
+	size_t doff, pos;
+	double deadline;
+	bool ok = true;
+	int i, got, want_s;
+	char what[96];
+
+	/* --- layouts: unequal splits at odd offsets ------------------------ */
+	memset(&sl, 0, sizeof(sl));
+	memset(&rl, 0, sizeof(rl));
+	sl.nsge = rl.nsge = nsge;
+	if (nsge == 1) {
+		sl.len[0] = rl.len[0] = n;
+	} else if (nsge == 3) {
+		split3(n, 5, 2, sl.len);	/* ~1/5, 1/2, rest */
+		split3(n, 3, 4, rl.len);	/* ~1/3, 1/4, rest */
+	}
+	for (i = 0; i < nsge; i++) {
+		sl.off[i] = 1 + 2 * (size_t)i + cno % 5;
+		rl.off[i] = PAD + 5 * (size_t)i + cno % 7;
+	}
+	doff = PAD + (cno % 13) * 3;
+
+	/* --- data ----------------------------------------------------------- */
+	fill_prng(expect, n, seed);
+	imm_be = htonl((uint32_t)splitmix64(&seed) | 1);
+	for (i = 0, pos = 0; i < sl.nsge; pos += sl.len[i], i++) {
+		memcpy(tx->src[i].p + sl.off[i], expect + pos, sl.len[i]);
+		ssge[i].addr = (uintptr_t)(tx->src[i].p + sl.off[i]);
+		ssge[i].length = (uint32_t)sl.len[i];
+		ssge[i].lkey = tx->src[i].mr->lkey;
+	}
+	if (oi->write)
+		poison_range(rx->dst.p, doff, n, expect);
+	if (oi->rwr) {
+		for (i = 0, pos = 0; i < rl.nsge; pos += rl.len[i], i++) {
+			/* WRITE WITH IMM must not touch the receive buffers */
+			poison_range(rx->rcv[i].p, rl.off[i], rl.len[i],
+				     oi->write ? NULL : expect + pos);
+			rsge[i].addr = (uintptr_t)(rx->rcv[i].p + rl.off[i]);
+			rsge[i].length = (uint32_t)rl.len[i];
+			rsge[i].lkey = rx->rcv[i].mr->lkey;
+		}
+		/* the last receive SGE has spare room that must stay unused */
+		if (rl.nsge == 3)
+			rsge[2].length += SLACK;
+	}
+
+	/* --- receive WR ----------------------------------------------------- */
+	memset(&rwr, 0, sizeof(rwr));
+	if (oi->rwr) {
+		rwr.wr_id = WRID(cno, ROLE_RECV);
+		rwr.sg_list = rsge;
+		rwr.num_sge = rl.nsge;
+	} else {
+		/* sentinel: must survive the WRITE, then take the fence */
+		poison_range(rx->sent.p, PAD, SENT_LEN, NULL);
+		tsge.addr = (uintptr_t)(rx->sent.p + PAD);
+		tsge.length = SENT_LEN;
+		tsge.lkey = rx->sent.mr->lkey;
+		rwr.wr_id = WRID(cno, ROLE_SENTINEL);
+		rwr.sg_list = &tsge;
+		rwr.num_sge = 1;
+	}
+	i = ibv_post_recv(rx->qp, &rwr, &bad_r);
+	if (i) {
+		diag("ibv_post_recv on %c failed: %s", rx->label, strerror(i));
+		return false;
+	}
+
+	/* --- send WR -------------------------------------------------------- */
+	memset(&swr, 0, sizeof(swr));
+	swr.wr_id = WRID(cno, ROLE_SEND);
+	swr.sg_list = sl.nsge ? ssge : NULL;
+	swr.num_sge = sl.nsge;
+	swr.opcode = oi->wr_opcode;
+	swr.send_flags = IBV_SEND_SIGNALED;
+	if (oi->imm)
+		swr.imm_data = imm_be;
+	if (oi->write) {
+		swr.wr.rdma.remote_addr = (uintptr_t)(rx->dst.p + doff);
+		swr.wr.rdma.rkey = rx->dst.mr->rkey;
+	}
+	i = ibv_post_send(tx->qp, &swr, &bad_s);
+	if (i) {
+		diag("ibv_post_send on %c failed: %s", tx->label, strerror(i));
+		return false;
+	}
+	deadline = now() + opt.timeout;
+	want_s = 1;
+	got = 0;
+
+	if (op == OP_WRITE) {
+		/* data landed? then no receive CQE may show up, and the
+		 * sentinel receive WR must still be there for a SEND */
+		got = poll_cqes(tx->scq, swc, 1, deadline);
+		wait_landed(rx->dst.p + doff, n, deadline);
+		if (poll_cqes(rx->rcq, rwc, 1, now() + QUIET_MS / 1000.0)) {
+			char s[256];
+
+			wc_str(&rwc[0], s, sizeof(s));
+			diag("RDMA WRITE without immediate produced a receive "
+			     "completion: %s", s);
+			ok = false;
+		}
+		fill_prng(tx->sent.p + PAD, FENCE_LEN, seed);
+		fsge.addr = (uintptr_t)(tx->sent.p + PAD);
+		fsge.length = FENCE_LEN;
+		fsge.lkey = tx->sent.mr->lkey;
+		memset(&fwr, 0, sizeof(fwr));
+		fwr.wr_id = WRID(cno, ROLE_FENCE);
+		fwr.sg_list = &fsge;
+		fwr.num_sge = 1;
+		fwr.opcode = IBV_WR_SEND;
+		fwr.send_flags = IBV_SEND_SIGNALED;
+		i = ibv_post_send(tx->qp, &fwr, &bad_s);
+		if (i) {
+			diag("ibv_post_send (fence SEND) on %c failed: %s",
+			     tx->label, strerror(i));
+			return false;
+		}
+		/* the fence SEND gets its own deadline */
+		deadline = now() + opt.timeout;
+		want_s = 2;
+	}
+
+	/* --- completions ---------------------------------------------------- */
+	got += poll_cqes(tx->scq, swc + got, want_s - got, deadline);
+	if (got < want_s) {
+		diag("timed out after %.0f s: %d of %d send completion(s) on "
+		     "%c", opt.timeout, got, want_s, tx->label);
+		ok = false;
+	}
+	for (i = 0; i < got; i++) {
+		bool fence = op == OP_WRITE && i == 1;
+
+		snprintf(what, sizeof(what), "%c send CQE%s", tx->label,
+			 fence ? " (fence SEND)" : "");
+		ok &= check_send_cqe(&swc[i], tx, fence ? IBV_WC_SEND :
+				     oi->send_wc, WRID(cno, fence ? ROLE_FENCE :
+						       ROLE_SEND), what);
+	}
+
+	got = poll_cqes(rx->rcq, rwc, 1, deadline);
+	if (!got) {
+		if (op == OP_WRITE)
+			diag("timed out after %.0f s waiting for the fence "
+			     "SEND's receive completion on %c: was the "
+			     "sentinel receive WR consumed by the WRITE, or "
+			     "was the SEND lost?", opt.timeout, rx->label);
+		else
+			diag("timed out after %.0f s waiting for the receive "
+			     "completion on %c (message lost?)", opt.timeout,
+			     rx->label);
+		ok = false;
+	} else if (op == OP_WRITE) {
+		ok &= check_recv_cqe(&rwc[0], rx, tx, IBV_WC_RECV,
+				     WRID(cno, ROLE_SENTINEL), FENCE_LEN,
+				     false, 0, "receive CQE for the SEND "
+				     "after the WRITE (sentinel receive WR)");
+	} else {
+		snprintf(what, sizeof(what), "%c receive CQE", rx->label);
+		ok &= check_recv_cqe(&rwc[0], rx, tx, oi->recv_wc,
+				     WRID(cno, ROLE_RECV), (uint32_t)n,
+				     oi->imm, imm_be, what);
+		if (!info_done[pr->dir][op] && n > 0) {
+			char fl[64];
+
+			info_done[pr->dir][op] = true;
+			wc_flags_str(rwc[0].wc_flags, fl, sizeof(fl));
+			printf("# info: %s %s %zuB: %c receive CQE byte_len=%u "
+			       "src_qp=0x%x (peer QPN 0x%x) wc_flags=0x%x(%s)"
+			       "\n", pr->name, oi->name, n, rx->label,
+			       rwc[0].byte_len, rwc[0].src_qp,
+			       tx->qp->qp_num, rwc[0].wc_flags, fl);
+		}
+	}
+
+	/* nothing else may have completed anywhere */
+	nap_us(1000);
+	snprintf(what, sizeof(what), "%c send CQ", tx->label);
+	ok &= no_more_cqes(tx->scq, what);
+	snprintf(what, sizeof(what), "%c receive CQ", rx->label);
+	ok &= no_more_cqes(rx->rcq, what);
+	snprintf(what, sizeof(what), "%c receive CQ", tx->label);
+	ok &= no_more_cqes(tx->rcq, what);
+	snprintf(what, sizeof(what), "%c send CQ", rx->label);
+	ok &= no_more_cqes(rx->scq, what);
+
+	/* --- data ----------------------------------------------------------- */
+	if (oi->write) {
+		snprintf(what, sizeof(what), "%c WRITE target", rx->label);
+		ok &= check_range(what, rx->dst.p, doff, n, expect);
+	}
+	if (oi->rwr) {
+		for (i = 0, pos = 0; i < rl.nsge; pos += rl.len[i], i++) {
+			snprintf(what, sizeof(what), "%c receive SGE %d (%zu "
+				 "bytes at message offset %zu)", rx->label, i,
+				 rl.len[i], pos);
+			ok &= check_range(what, rx->rcv[i].p, rl.off[i],
+					  rl.len[i],
+					  oi->write ? NULL : expect + pos);
+		}
+	} else {
+		uint8_t fence[FENCE_LEN];
+
+		fill_prng(fence, FENCE_LEN, seed);
+		snprintf(what, sizeof(what), "%c sentinel receive buffer",
+			 rx->label);
+		ok &= check_range(what, rx->sent.p, PAD, FENCE_LEN, fence);
+	}
+	return ok;
+}
+
+/* ---- main --------------------------------------------------------------- */
+
+static enum ibv_mtu mtu_enum(int bytes)
+{
+	switch (bytes) {
+	case 256: return IBV_MTU_256;
+	case 512: return IBV_MTU_512;
+	case 1024: return IBV_MTU_1024;
+	case 2048: return IBV_MTU_2048;
+	default: return IBV_MTU_4096;
+	}
+}
+
+static int mtu_bytes(enum ibv_mtu m)
+{
+	return 128 << m;
+}
+
+#define MTU_HINT "raise the netdev MTU (the RoCE MTU is the largest of " \
+	"256..4096 that fits in the netdev MTU minus headers), e.g. 'ip " \
+	"link set NETDEV mtu 9000'"
+
+int main(int argc, char **argv)
+{
+	struct side a = { .label = 'A', .sq_psn = PSN_AB, .rq_psn = PSN_BA };
+	struct side b = { .label = 'B', .sq_psn = PSN_BA, .rq_psn = PSN_AB };
+	struct ibv_device **list = NULL;
+	size_t sizes[MAX_SIZES], maxlen = 0;
+	unsigned int ncase = 0, nfail = 0;
+	int ndev = 0, ret = 1, i, d, o, s, l, mtu;
+	enum ibv_mtu path_mtu;
+	double t0 = now();
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	parse_args(argc, argv);
+	a.dev = opt.dev_a;
+	a.gid_idx = opt.gid_a;
+	b.dev = opt.dev_b;
+	b.gid_idx = opt.gid_b;
+
+	/* sizes relative to the MTU are resolved later; bound them here
+	 * by the largest MTU so that buffers can be sized first */
+	for (i = 0; i < opt.nsizes; i++) {
+		const struct size_tok *t = &opt.sizes[i];
+		long long lo = (t->mtu_rel ? 256 : t->base) + t->delta;
+		long long hi = (t->mtu_rel ? 4096 : t->base) + t->delta;
+
+		/* mtu-N may still turn out negative, checked below */
+		if ((!t->mtu_rel && lo < 0) || hi > (long long)MAX_SIZE)
+			usage_error("--sizes: '%s' out of range 0..%u",
+				    t->text, MAX_SIZE);
+		if (hi < 0)
+			hi = 0;
+		if ((size_t)hi > maxlen)
+			maxlen = (size_t)hi;
+	}
+
+	printf("KTAP version 1\n");
+	printf("# uc_test: UC data path, A=%s B=%s\n", a.dev, b.dev);
+
+	list = ibv_get_device_list(&ndev);
+	if (!list) {
+		fprintf(stderr, "uc_test: ibv_get_device_list: %s (is "
+			"ib_uverbs loaded?)\n", strerror(errno));
+		printf("1..0 # SKIP no RDMA devices\n");
+		return EXIT_SKIP;
+	}
+	ret = open_side(&a, list, ndev, maxlen);
+	if (!ret)
+		ret = open_side(&b, list, ndev, maxlen);
+	if (ret) {
+		if (ret != EXIT_SKIP)
+			ret = 1;
+		goto out;
+	}
+	ret = 1;
+
+	mtu = opt.mtu;
+	path_mtu = a.port.active_mtu < b.port.active_mtu ?
+		   a.port.active_mtu : b.port.active_mtu;
+	if (mtu) {
+		struct side *lo = a.port.active_mtu < b.port.active_mtu ?
+				  &a : &b;
+
+		if (mtu > mtu_bytes(path_mtu)) {
+			fprintf(stderr, "uc_test: --mtu %d exceeds the active "
+				"MTU %d of %s (netdev %s): " MTU_HINT "\n",
+				mtu, mtu_bytes(path_mtu), lo->dev, lo->ndev);
+			goto out;
+		}
+		path_mtu = mtu_enum(mtu);
+	}
+	mtu = mtu_bytes(path_mtu);
+	for (i = 0; i < opt.nsizes; i++) {
+		long long v = (opt.sizes[i].mtu_rel ? mtu : opt.sizes[i].base)
+			      + opt.sizes[i].delta;
+
+		if (v < 0) {
+			fprintf(stderr, "uc_test: --sizes: '%s' is negative "
+				"at path MTU %d\n", opt.sizes[i].text, mtu);
+			ret = EXIT_USAGE;
+			goto out;
+		}
+		sizes[i] = (size_t)v;
+	}
+	expect = malloc(maxlen ? maxlen : 1);
+	if (!expect) {
+		fprintf(stderr, "uc_test: out of memory\n");
+		goto out;
+	}
+	if (connect_pair(&a, &b, path_mtu))
+		goto out;
+
+	printf("# A: %s port %d GID[%d] %s (netdev %s) QPN 0x%x\n", a.dev,
+	       PORT, a.gid_idx, a.gid_str, a.ndev, a.qp->qp_num);
+	printf("# B: %s port %d GID[%d] %s (netdev %s) QPN 0x%x\n", b.dev,
+	       PORT, b.gid_idx, b.gid_str, b.ndev, b.qp->qp_num);
+	printf("# path MTU %d, PSN A->B 0x%06x, B->A 0x%06x, src_qp "
+	       "expected: %s\n", mtu, PSN_AB, PSN_BA, opt.rxe_src_qp_quirk ?
+	       "0 (--rxe-src-qp-quirk)" : "peer QPN");
+
+	for (d = 0; d < 2; d++) {
+		struct pair pr = d ? (struct pair){ &b, &a, "B->A", 1 } :
+				     (struct pair){ &a, &b, "A->B", 0 };
+
+		if (d ? !opt.ba : !opt.ab)
+			continue;
+		for (o = 0; o < OP_NUM; o++) {
+			if (!opt.op_on[o])
+				continue;
+			for (s = 0; s < opt.nsizes; s++) {
+				for (l = 1; l <= 3; l += 2) {
+					size_t n = sizes[s];
+					int nsge = l;
+					bool ok;
+
+					/*
+					 * Deliberately skipped: 0 bytes has
+					 * nothing to gather, so it runs once,
+					 * with num_sge = 0 ("0sge"), not with
+					 * 1 or 3 zero-length SGEs; 1 and 2
+					 * bytes cannot be split into 3
+					 * non-empty SGEs, so they run with
+					 * 1 SGE only.
+					 */
+					if (n == 0) {
+						if (l == 3)
+							continue;
+						nsge = 0;
+					}
+					if (l == 3 && n < 3)
+						continue;
+					ncase++;
+					ok = run_case(&pr, (enum op)o, n, nsge,
+						      ncase);
+					diag_flush();
+					printf("%sok %u - %s %s %zuB %dsge\n",
+					       ok ? "" : "not ", ncase,
+					       pr.name, ops[o].name, n, nsge);
+					if (ok)
+						continue;
+					nfail++;
+					if (opt.keep_qps)
+						continue;
+					if (reset_pair(&a, &b, path_mtu)) {
+						printf("# cannot recreate the "
+						       "QPs, giving up\n");
+						goto plan;
+					}
+					printf("# QPs recreated: A 0x%x, B "
+					       "0x%x\n", a.qp->qp_num,
+					       b.qp->qp_num);
+				}
+			}
+		}
+	}
+plan:
+	printf("1..%u\n", ncase);
+	printf("# %u passed, %u failed, %.1f s\n", ncase - nfail, nfail,
+	       now() - t0);
+	ret = nfail ? 1 : 0;
+out:
+	close_side(&a);
+	close_side(&b);
+	free(expect);
+	ibv_free_device_list(list);
+	return ret;
+}
