@@ -19,4 +19,4 @@ if [ ! -x "$cp" ]; then
 		linux-source-6.1/scripts/const_structs.checkpatch
 fi
 "$cp" --no-tree --strict --max-line-length=100 --ignore FILE_PATH_CHANGES \
-	-f drivers/infiniband/sw/snaa/*.[ch] include/uapi/rdma/snaa-abi.h
+	-f $(git ls-files "drivers/infiniband/sw/snaa/*.[ch]") include/uapi/rdma/snaa-abi.h

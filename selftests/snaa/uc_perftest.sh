@@ -30,8 +30,21 @@ PERF_LAT_SIZE=64
 perf_port=18515
 
 perf_usage() {
-	echo "usage: $0 rxe" >&2
-	echo "  rxe    rdma_rxe on a veth pair (reference run)" >&2
+	echo "usage: $0 rxe|snaa|interop" >&2
+	echo "  rxe      rdma_rxe on a veth pair (reference run)" >&2
+	echo "  snaa     snaa <-> snaa in two namespaces" >&2
+	echo "  interop  rdma_rxe <-> snaa, both directions" >&2
+}
+
+# perf_in NS CMD...: run CMD in namespace NS, or here if NS is empty.
+perf_in() {
+	ns=$1
+	shift
+	if [ -n "$ns" ]; then
+		ip netns exec "$ns" "$@"
+	else
+		"$@"
+	fi
 }
 
 # perf_gid_index DEV IPV4: index of DEV's RoCE v2 GID ::ffff:IPV4.
@@ -51,7 +64,7 @@ perf_gid_index() {
 # perf_listening PORT: a TCP socket listens on PORT.
 # shellcheck disable=SC2317 # called through uc_wait
 perf_listening() {
-	ss -Hltn "sport = :$1" 2>/dev/null | grep -q .
+	perf_in "${NS_B:-}" ss -Hltn "sport = :$1" 2>/dev/null | grep -q .
 }
 
 # perf_result FILE COLUMN: COLUMN of the first numeric row after the
@@ -73,7 +86,7 @@ perf_run() {
 	cli_out=$(mktemp)
 	start=$(date +%s)
 
-	timeout -k 5 "$PERF_TIMEOUT" "$t" -d "$DEV_B" -x "$GID_B" -c UC -F \
+	perf_in "${NS_B:-}" timeout -k 5 "$PERF_TIMEOUT" "$t" -d "$DEV_B" -x "$GID_B" -c UC -F \
 		-n "$PERF_ITERS" -s "$size" -p "$perf_port" >"$srv_out" 2>&1 &
 	srv=$!
 	if ! uc_wait 20 perf_listening "$perf_port"; then
@@ -84,7 +97,7 @@ perf_run() {
 		rm -f "$srv_out" "$cli_out"
 		return
 	fi
-	timeout -k 5 "$PERF_TIMEOUT" "$t" -d "$DEV_A" -x "$GID_A" -c UC -F \
+	perf_in "${NS_A:-}" timeout -k 5 "$PERF_TIMEOUT" "$t" -d "$DEV_A" -x "$GID_A" -c UC -F \
 		-n "$PERF_ITERS" -s "$size" -p "$perf_port" "$ADDR_B" \
 		>"$cli_out" 2>&1
 	cli_rc=$?
@@ -117,11 +130,18 @@ perf_run() {
 	rm -f "$srv_out" "$cli_out"
 }
 
+perf_all() {
+	perf_run ib_write_bw bw "$PERF_BW_SIZE"
+	perf_run ib_write_lat lat "$PERF_LAT_SIZE"
+	perf_run ib_send_bw bw "$PERF_BW_SIZE"
+	perf_run ib_send_lat lat "$PERF_LAT_SIZE"
+}
+
 perf_main() {
 	[ $# = 1 ] || { perf_usage; exit 2; }
 	mode=$1
 	case $mode in
-	rxe) ;;
+	rxe|snaa|interop) ;;
 	-h|--help) perf_usage; exit 0 ;;
 	*) perf_usage; exit 2 ;;
 	esac
@@ -139,10 +159,16 @@ perf_main() {
 
 	ktap_header "snaa-uc-perftest ($mode)"
 	echo "# client $DEV_A GID[$GID_A] $ADDR_A, server $DEV_B GID[$GID_B] $ADDR_B"
-	perf_run ib_write_bw bw "$PERF_BW_SIZE"
-	perf_run ib_write_lat lat "$PERF_LAT_SIZE"
-	perf_run ib_send_bw bw "$PERF_BW_SIZE"
-	perf_run ib_send_lat lat "$PERF_LAT_SIZE"
+	perf_all
+	if [ "$mode" = interop ]; then
+		# The other direction: snaa is the client, rxe the server.
+		t=$DEV_A; DEV_A=$DEV_B; DEV_B=$t
+		t=$GID_A; GID_A=$GID_B; GID_B=$t
+		t=$ADDR_A; ADDR_A=$ADDR_B; ADDR_B=$t
+		NS_A=${NS_B:-}; NS_B=
+		echo "# client $DEV_A GID[$GID_A] $ADDR_A, server $DEV_B GID[$GID_B] $ADDR_B"
+		perf_all
+	fi
 	"cleanup_$mode"
 	ktap_finish
 }

@@ -156,9 +156,43 @@ struct snaa_queue {
 	struct rdma_user_mmap_entry *mmap;
 };
 
+/*
+ * Ring accessors.  Indices are published with a store-release after the
+ * entry is written and read with a load-acquire before the entry is
+ * read; the protocol (and the user-space side) is in snaa-abi.h.
+ */
+static inline u32 snaa_ring_producer(struct snaa_queue *q)
+{
+	/* Pairs with the producer's release: the entries are visible. */
+	return smp_load_acquire(&q->ring->producer);
+}
+
+static inline u32 snaa_ring_consumer(struct snaa_queue *q)
+{
+	/* Pairs with the consumer's release: the slots are free. */
+	return smp_load_acquire(&q->ring->consumer);
+}
+
+static inline void snaa_ring_publish_producer(struct snaa_queue *q, u32 v)
+{
+	/* Entries written before the index. */
+	smp_store_release(&q->ring->producer, v);
+}
+
+static inline void snaa_ring_publish_consumer(struct snaa_queue *q, u32 v)
+{
+	/* Entries read before the slots are handed back. */
+	smp_store_release(&q->ring->consumer, v);
+}
+
+static inline void *snaa_ring_slot(struct snaa_queue *q, u32 idx)
+{
+	return q->entries + (size_t)(idx & (q->num - 1)) * q->stride;
+}
+
 struct snaa_cq {
 	struct ib_cq ibcq;
-	spinlock_t lock;		/* producers; resize */
+	spinlock_t lock;		/* producers and kernel consumers */
 	struct snaa_queue q;
 	u8 notify;			/* IB_CQ_SOLICITED / IB_CQ_NEXT_COMP */
 	bool user;

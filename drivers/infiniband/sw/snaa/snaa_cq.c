@@ -95,7 +95,7 @@ int snaa_cq_post(struct snaa_cq *cq, const struct snaa_cqe *cqe,
 	u32 cons;
 
 	spin_lock_irqsave(&cq->lock, flags);
-	cons = smp_load_acquire(&q->ring->consumer);
+	cons = snaa_ring_consumer(q);
 	if (q->kidx - cons >= q->num) {
 		bool first = !cq->overflow;
 
@@ -112,7 +112,7 @@ int snaa_cq_post(struct snaa_cq *cq, const struct snaa_cqe *cqe,
 		}
 		return -ENOSPC;
 	}
-	slot = q->entries + (size_t)(q->kidx & (q->num - 1)) * q->stride;
+	slot = snaa_ring_slot(q, q->kidx);
 	if (cq->user) {
 		memcpy(slot, cqe, sizeof(*cqe));
 	} else {
@@ -121,7 +121,7 @@ int snaa_cq_post(struct snaa_cq *cq, const struct snaa_cqe *cqe,
 		k->cqe = *cqe;
 		k->qp = &qp->ibqp;
 	}
-	smp_store_release(&q->ring->producer, ++q->kidx);
+	snaa_ring_publish_producer(q, ++q->kidx);
 	if (cq->notify == IB_CQ_NEXT_COMP ||
 	    (cq->notify == IB_CQ_SOLICITED && solicited)) {
 		cq->notify = 0;
@@ -147,7 +147,7 @@ int snaa_poll_cq(struct ib_cq *ibcq, int num_entries, struct ib_wc *wc)
 	cons = q->ring->consumer;
 	prod = q->kidx;
 	for (; n < num_entries && cons != prod; n++, cons++, wc++) {
-		k = q->entries + (size_t)(cons & (q->num - 1)) * q->stride;
+		k = snaa_ring_slot(q, cons);
 		memset(wc, 0, sizeof(*wc));
 		wc->wr_id = k->cqe.wr_id;
 		wc->status = k->cqe.status;
@@ -161,7 +161,7 @@ int snaa_poll_cq(struct ib_cq *ibcq, int num_entries, struct ib_wc *wc)
 		wc->pkey_index = k->cqe.pkey_index;
 		wc->port_num = 1;
 	}
-	smp_store_release(&q->ring->consumer, cons);
+	snaa_ring_publish_consumer(q, cons);
 	spin_unlock_irqrestore(&cq->lock, flags);
 	return n;
 }

@@ -38,6 +38,8 @@ static struct snaa_mr *snaa_mr_alloc(struct snaa_dev *sdev, int access)
 {
 	struct snaa_mr *mr;
 
+	/* Optional flags (relaxed ordering) are hints we may ignore. */
+	access &= ~IB_ACCESS_OPTIONAL;
 	if (access & ~SNAA_ACCESS_SUPPORTED)
 		return ERR_PTR(-EOPNOTSUPP);
 	/* IBA: remote write or atomic access requires local write. */

@@ -178,14 +178,14 @@ void snaa_rq_flush(struct snaa_qp *qp)
 
 	lockdep_assert_held(&qp->rq_lock);
 	snaa_recv_abort(qp);
-	prod = smp_load_acquire(&q->ring->producer);
+	prod = snaa_ring_producer(q);
 	if (prod - q->kidx > q->num)	/* corrupt index from user space */
 		prod = q->kidx + q->num;
 	while (q->kidx != prod) {
-		rqe = q->entries + (size_t)(q->kidx & (q->num - 1)) * q->stride;
+		rqe = snaa_ring_slot(q, q->kidx);
 		cqe.wr_id = READ_ONCE(rqe->wr_id);
 		snaa_cq_post(qp->rcq, &cqe, qp, false);
-		smp_store_release(&q->ring->consumer, ++q->kidx);
+		snaa_ring_publish_consumer(q, ++q->kidx);
 	}
 	/* Posts from now on must kick us to be flushed. */
 	WRITE_ONCE(q->ring->flags, SNAA_RING_F_IDLE);
@@ -238,13 +238,13 @@ static void snaa_qp_reset(struct snaa_qp *qp)
 	spin_lock_bh(&qp->rq_lock);
 	snaa_recv_abort(qp);
 	qp->rq.kidx = READ_ONCE(qp->rq.ring->producer);
-	smp_store_release(&qp->rq.ring->consumer, qp->rq.kidx);
+	snaa_ring_publish_consumer(&qp->rq, qp->rq.kidx);
 	WRITE_ONCE(qp->rq.ring->flags, 0);
 	spin_unlock_bh(&qp->rq_lock);
 
 	qp->send.busy = false;
 	qp->sq.kidx = READ_ONCE(qp->sq.ring->producer);
-	smp_store_release(&qp->sq.ring->consumer, qp->sq.kidx);
+	snaa_ring_publish_consumer(&qp->sq, qp->sq.kidx);
 	WRITE_ONCE(qp->sq.ring->flags, SNAA_RING_F_IDLE);
 }
 

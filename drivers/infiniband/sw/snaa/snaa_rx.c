@@ -40,12 +40,12 @@ static int snaa_rq_fetch(struct snaa_qp *qp)
 
 	if (r->have_wqe)
 		return 0;
-	prod = smp_load_acquire(&q->ring->producer);
+	prod = snaa_ring_producer(q);
 	if (prod == q->kidx)
 		return -ENOENT;
 	if (prod - q->kidx > q->num)
 		return -EPROTO;
-	slot = q->entries + (size_t)(q->kidx & (q->num - 1)) * q->stride;
+	slot = snaa_ring_slot(q, q->kidx);
 	memcpy(&r->wqe, slot, sizeof(r->wqe));
 	if (r->wqe.num_sge > qp->max_recv_sge)
 		return -EINVAL;
@@ -73,7 +73,7 @@ static void snaa_rq_complete(struct snaa_qp *qp, u8 opcode, u8 status,
 		cqe.imm_data = (__force u32)cpu_to_be32(pkt->imm);
 	}
 	r->have_wqe = false;
-	smp_store_release(&qp->rq.ring->consumer, ++qp->rq.kidx);
+	snaa_ring_publish_consumer(&qp->rq, ++qp->rq.kidx);
 	snaa_cq_post(qp->rcq, &cqe, qp, pkt && pkt->bth.se);
 }
 
@@ -315,11 +315,11 @@ static int snaa_post_one_recv(struct snaa_qp *qp, const struct ib_recv_wr *wr)
 	struct snaa_rqe *rqe;
 	u32 prod = q->ring->producer, i;
 
-	if (prod - smp_load_acquire(&q->ring->consumer) >= q->num)
+	if (prod - snaa_ring_consumer(q) >= q->num)
 		return -ENOMEM;
 	if (wr->num_sge > qp->max_recv_sge)
 		return -EINVAL;
-	rqe = q->entries + (size_t)(prod & (q->num - 1)) * q->stride;
+	rqe = snaa_ring_slot(q, prod);
 	rqe->wr_id = wr->wr_id;
 	rqe->num_sge = wr->num_sge;
 	for (i = 0; i < wr->num_sge; i++) {
@@ -327,7 +327,7 @@ static int snaa_post_one_recv(struct snaa_qp *qp, const struct ib_recv_wr *wr)
 		rqe->sge[i].length = wr->sg_list[i].length;
 		rqe->sge[i].lkey = wr->sg_list[i].lkey;
 	}
-	smp_store_release(&q->ring->producer, prod + 1);
+	snaa_ring_publish_producer(q, prod + 1);
 	return 0;
 }
 

@@ -41,7 +41,7 @@ static void snaa_sq_complete(struct snaa_qp *qp, enum ib_wc_status status)
 	    (s->wqe.flags & SNAA_WQE_SIGNALED))
 		snaa_cq_post(qp->scq, &cqe, qp, false);
 	s->busy = false;
-	smp_store_release(&qp->sq.ring->consumer, ++qp->sq.kidx);
+	snaa_ring_publish_consumer(&qp->sq, ++qp->sq.kidx);
 }
 
 /*
@@ -57,13 +57,13 @@ static int snaa_sq_fetch(struct snaa_qp *qp)
 	u32 prod, i;
 	u64 len = 0;
 
-	prod = smp_load_acquire(&q->ring->producer);
+	prod = snaa_ring_producer(q);
 	if (prod == q->kidx)
 		return 0;
 	if (prod - q->kidx > q->num)
 		return -EPROTO;
 
-	slot = q->entries + (size_t)(q->kidx & (q->num - 1)) * q->stride;
+	slot = snaa_ring_slot(q, q->kidx);
 	memcpy(&s->wqe, slot, sizeof(s->wqe));
 	s->busy = true;
 	s->offset = 0;
@@ -253,6 +253,9 @@ static bool snaa_sq_process(struct snaa_qp *qp)
 			if (ret == 0) {
 				/* Go idle, then look again: see snaa-abi.h. */
 				WRITE_ONCE(qp->sq.ring->flags, SNAA_RING_F_IDLE);
+				/* Pairs with the poster's barrier between its
+				 * producer store and its flags load.
+				 */
 				smp_mb();
 				if (READ_ONCE(qp->sq.ring->producer) == qp->sq.kidx)
 					return false;
@@ -320,7 +323,7 @@ static int snaa_post_one_send(struct snaa_qp *qp, const struct ib_send_wr *wr)
 	struct snaa_sqe *sqe;
 	u32 i, len = 0;
 
-	if (READ_ONCE(q->ring->producer) - smp_load_acquire(&q->ring->consumer) >=
+	if (READ_ONCE(q->ring->producer) - snaa_ring_consumer(q) >=
 	    q->num)
 		return -ENOMEM;
 	switch (wr->opcode) {
@@ -335,7 +338,7 @@ static int snaa_post_one_send(struct snaa_qp *qp, const struct ib_send_wr *wr)
 	if (wr->num_sge > qp->max_send_sge)
 		return -EINVAL;
 
-	sqe = q->entries + (size_t)(q->ring->producer & (q->num - 1)) * q->stride;
+	sqe = snaa_ring_slot(q, q->ring->producer);
 	memset(sqe, 0, sizeof(*sqe));
 	sqe->wr_id = wr->wr_id;
 	sqe->opcode = wr->opcode;
@@ -373,7 +376,7 @@ static int snaa_post_one_send(struct snaa_qp *qp, const struct ib_send_wr *wr)
 			sqe->sge[i].lkey = wr->sg_list[i].lkey;
 		}
 	}
-	smp_store_release(&q->ring->producer, q->ring->producer + 1);
+	snaa_ring_publish_producer(q, q->ring->producer + 1);
 	return 0;
 }
 
