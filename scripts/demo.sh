@@ -1,19 +1,31 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-# "make demo", inside the test VM: create an snaa device on a veth pair
-# and show what rdma and ibv_devinfo report.
+# "make demo", inside the test VM: two snaa devices in two network
+# namespaces over a veth pair; show what rdma and ibv_devinfo report,
+# then run perftest's ib_write_bw over UC between them.
+#
+#   ns snaa-a: snaa0 - veth0 198.18.0.1  <==>  ns snaa-b: snaa1 - veth1 198.18.0.2
 set -eu
-. "$(dirname "$0")/../selftests/snaa/lib.sh"
-snaa_install_module
-snaa_use_build_provider
+here=$(cd "$(dirname "$0")/../selftests/snaa" && pwd)
+UC_HERE=$here
+UC_TEST_SOURCED=1
+. "$here/uc_test.sh"
+setup_snaa
+trap cleanup_snaa EXIT
+
+gid_index() {
+	for f in /sys/class/infiniband/"$1"/ports/1/gids/*; do
+		case $(cat "$f") in *ffff:c612:000"$2") echo "${f##*/}"; return;; esac
+	done
+}
 set -x
-modprobe snaa
-ip link add veth0 type veth peer name veth1
-ip addr add 198.18.0.1/24 dev veth0
-ip addr add 198.18.0.2/24 dev veth1
-ip link set veth0 up
-ip link set veth1 up
-rdma link add snaa0 type snaa netdev veth0
 rdma link show
 ibv_devices
 ibv_devinfo -v -d snaa0
+ip netns exec snaa-b ib_write_bw -d snaa1 -x "$(gid_index snaa1 2)" -c UC -F \
+	-s 65536 -n 2000 >/tmp/demo-server.txt 2>&1 &
+sleep 2
+ip netns exec snaa-a ib_write_bw -d snaa0 -x "$(gid_index snaa0 1)" -c UC -F \
+	-s 65536 -n 2000 198.18.0.2
+wait
+rdma statistic show link snaa0/1

@@ -6,7 +6,7 @@
 # which run as root inside the test VM (selftests/vm/run), never on the
 # host.
 
-SNAA_TOP=$(cd "$(dirname "$0")/../.." && pwd)
+SNAA_TOP=${SNAA_TOP:-$(cd "$(dirname "$0")/../.." && pwd)}
 SNAA_KO=$SNAA_TOP/drivers/infiniband/sw/snaa/snaa.ko
 SNAA_PROVIDER=$SNAA_TOP/userspace/provider/libsnaa
 

@@ -208,6 +208,7 @@ uc_ns_end() {
 }
 
 uc_snaa_module() {
+	SNAA_TOP=$(cd "$UC_HERE/../.." && pwd)
 	. "$UC_HERE/lib.sh"
 	snaa_install_module
 	snaa_use_build_provider

@@ -353,6 +353,7 @@ int snaa_cq_post(struct snaa_cq *cq, const struct snaa_cqe *cqe,
 		 struct snaa_qp *qp, bool solicited);
 int snaa_poll_cq(struct ib_cq *ibcq, int num_entries, struct ib_wc *wc);
 int snaa_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags);
+int snaa_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata);
 
 /* snaa_qp.c */
 int snaa_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,

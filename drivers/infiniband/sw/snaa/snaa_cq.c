@@ -182,3 +182,61 @@ int snaa_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags)
 	spin_unlock_irqrestore(&cq->lock, irqflags);
 	return ret;
 }
+
+/*
+ * Resize: the entries not yet polled move to a new ring at the same
+ * indices, so the consumer carries on where it was.  User space gets the
+ * new ring's key and the consumer index; it keeps polling nothing while
+ * the command runs (the provider holds its CQ lock).
+ */
+int snaa_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata)
+{
+	struct snaa_ucontext *uctx = rdma_udata_to_drv_context(udata,
+			struct snaa_ucontext, ibuc);
+	struct snaa_cq *cq = to_snaa_cq(ibcq);
+	struct snaa_uresp_resize_cq uresp = {};
+	struct snaa_queue nq, old;
+	unsigned long flags;
+	u32 cons, i;
+	int err;
+
+	if (cqe < 1 || cqe > SNAA_MAX_CQE)
+		return -EINVAL;
+	if (udata && udata->outlen < sizeof(uresp))
+		return -EINVAL;
+	err = snaa_queue_init(&nq, cqe, cq->q.stride,
+			      udata ? &uctx->ibuc : NULL);
+	if (err)
+		return err;
+
+	spin_lock_irqsave(&cq->lock, flags);
+	cons = snaa_ring_consumer(&cq->q);
+	if (cq->q.kidx - cons > cq->q.num)	/* bogus index from user space */
+		cons = cq->q.kidx - cq->q.num;
+	if (cq->q.kidx - cons > nq.num) {
+		spin_unlock_irqrestore(&cq->lock, flags);
+		snaa_queue_free(&nq);
+		return -EINVAL;		/* the new ring cannot hold them */
+	}
+	for (i = cons; i != cq->q.kidx; i++)
+		memcpy(snaa_ring_slot(&nq, i), snaa_ring_slot(&cq->q, i),
+		       cq->q.stride);
+	nq.kidx = cq->q.kidx;
+	nq.ring->consumer = cons;
+	nq.ring->producer = nq.kidx;
+	old = cq->q;
+	cq->q = nq;
+	cq->overflow = false;
+	ibcq->cqe = nq.num;
+	spin_unlock_irqrestore(&cq->lock, flags);
+
+	if (udata) {
+		uresp.cq_key = snaa_queue_key(&nq);
+		uresp.num_cqe = nq.num;
+		uresp.ring_size = nq.size;
+		uresp.consumer = cons;
+		err = ib_copy_to_udata(udata, &uresp, sizeof(uresp));
+	}
+	snaa_queue_free(&old);
+	return err;
+}

@@ -105,6 +105,7 @@ static const struct ib_device_ops snaa_dev_ops = {
 	.query_qp = snaa_query_qp,
 	.reg_user_mr = snaa_reg_user_mr,
 	.req_notify_cq = snaa_req_notify_cq,
+	.resize_cq = snaa_resize_cq,
 
 	INIT_RDMA_OBJ_SIZE(ib_cq, snaa_cq, ibcq),
 	INIT_RDMA_OBJ_SIZE(ib_pd, snaa_pd, ibpd),
