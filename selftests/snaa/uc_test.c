@@ -65,6 +65,15 @@
  * --keep-qps), so a lost message or a stray receive WR cannot cascade into
  * the following cases.
  *
+ * After the matrix come four ibv_resize_cq(3) cases on B's receive CQ,
+ * each with 5 receive completions (SENDs A->B of distinct sizes, with and
+ * without immediate) left unpolled in it: grow it (all 5 must come out of
+ * the first poll afterwards, in order, field by field), shrink it below 5
+ * (must fail with EINVAL and lose nothing), use it again, and shrink it
+ * to exactly 5 (must succeed, keep the 5, then carry 3 more rounds).
+ * They run on every device, whatever --ops/--sizes/--dir say; see "CQ
+ * resize" below.
+ *
  * Output is KTAP; exit status 0 iff every case passed, 1 if one failed or
  * the setup failed, 2 for usage errors, 4 (kselftest SKIP) if a device is
  * missing.
@@ -226,8 +235,10 @@ static void usage(FILE *f)
 "  --help                show this help\n"
 "\n"
 "0 bytes run with num_sge = 0 (\"0sge\"); the 3-SGE layout needs at least\n"
-"3 bytes and is skipped below.  Exit status: 0 all cases passed, 1 a case\n"
-"or the setup failed, 2 usage error, 4 a device is missing (skip).\n",
+"3 bytes and is skipped below.  After the matrix, four ibv_resize_cq\n"
+"cases on B's receive CQ with completions pending (A->B SENDs).  Exit\n"
+"status: 0 all cases passed, 1 a case or the setup failed, 2 usage\n"
+"error, 4 a device is missing (skip).\n",
 		default_sizes);
 }
 
@@ -1433,6 +1444,461 @@ static bool run_case(const struct pair *pr, enum op op, size_t n, int nsge,
 	return ok;
 }
 
+/* ---- CQ resize ---------------------------------------------------------- */
+
+/*
+ * After the matrix: ibv_resize_cq on B's receive CQ with completions
+ * pending, A->B.  Each round posts RZ_K receive WRs on B and RZ_K SENDs
+ * of distinct sizes (alternately with and without immediate) from A,
+ * waits for A's send completions and for the data to land in B's
+ * receive buffers, then RZ_SETTLE_MS more, so that all RZ_K receive
+ * completions sit unpolled in B's receive CQ.  Then:
+ *
+ *   grow    resize to RZ_GROW: succeeds, ibv_cq->cqe >= RZ_GROW, the
+ *           very first poll returns exactly the RZ_K pending completions,
+ *           in order, each field as posted, and nothing else
+ *   shrink  resize to RZ_K - 1: fails with EINVAL (the new size cannot
+ *           hold the pending completions), ibv_cq->cqe is unchanged and
+ *           the RZ_K completions are all still there (first poll)
+ *   reuse   a further round through the resized CQ completes normally
+ *   fit     resize to exactly RZ_K with RZ_K pending: succeeds (ibv_cq->
+ *           cqe >= RZ_K), the pending ones come out as in "grow", then
+ *           RZ_ROUNDS more rounds run through the smaller CQ (its ring
+ *           wraps several times, starting from the carried-over index)
+ *
+ * Unlike the matrix these ignore --ops/--sizes/--dir.  After a failed
+ * one the QPs and B's receive CQ are recreated (unless --keep-qps).
+ */
+#define RZ_K		5		/* completions kept pending */
+#define RZ_MAXMSG	3000		/* largest message */
+#define RZ_SLOT		16384		/* buffer room per message */
+#define RZ_BUF_LEN	(PAD + RZ_K * RZ_SLOT + PAD)
+#define RZ_GROW		256		/* grown CQ size */
+#define RZ_SETTLE_MS	200		/* extra wait after the data landed */
+#define RZ_ROUNDS	3		/* rounds through the fitted CQ */
+
+/* distinct sizes, two of them multi-packet at MTU 1024 */
+static const size_t rz_len[RZ_K] = { 1, 63, 700, 1500, RZ_MAXMSG };
+
+struct rz {
+	struct side *tx, *rx;
+	struct buf sbuf;		/* on tx: message i at rz_off(i) */
+	struct buf rbuf;		/* on rx: buffer i at rz_off(i) */
+	unsigned int cno;		/* KTAP case number */
+	unsigned int round;		/* rounds posted so far */
+	uint8_t data[RZ_K][RZ_MAXMSG];	/* message i of the current round */
+	uint32_t imm_be[RZ_K];
+	bool imm[RZ_K];
+};
+
+static size_t rz_off(int i)
+{
+	return PAD + (size_t)i * RZ_SLOT;
+}
+
+/* wr_id: WRID() plus round and message index in bits 32..47 */
+static uint64_t rz_wrid(const struct rz *z, enum role role, int i)
+{
+	return WRID(z->cno, role) | ((uint64_t)(z->round & 0xff) << 40) |
+	       ((uint64_t)i << 32);
+}
+
+static const char *rz_opname(const struct rz *z, int i)
+{
+	return z->imm[i] ? "SEND_WITH_IMM" : "SEND";
+}
+
+/* Post one round: RZ_K receive WRs on rx, then RZ_K SENDs on tx. */
+static bool rz_post(struct rz *z)
+{
+	struct ibv_sge ssge, rsge;
+	struct ibv_send_wr swr, *bad_s;
+	struct ibv_recv_wr rwr, *bad_r;
+	uint64_t seed;
+	int i, ret;
+
+	z->round++;
+	for (i = 0; i < RZ_K; i++) {
+		seed = 0x72737a0000000000ull ^ ((uint64_t)z->cno << 16) ^
+		       ((uint64_t)z->round << 8) ^ (uint64_t)i;
+		fill_prng(z->data[i], rz_len[i], seed);
+		z->imm[i] = (i + z->round) & 1;
+		z->imm_be[i] = htonl((uint32_t)splitmix64(&seed) | 1);
+		memcpy(z->sbuf.p + rz_off(i), z->data[i], rz_len[i]);
+		/* receive buffer: complement of the data, guards (and the
+		 * SLACK bytes beyond the message) POISON */
+		poison_range(z->rbuf.p, rz_off(i), rz_len[i], z->data[i]);
+
+		rsge.addr = (uintptr_t)(z->rbuf.p + rz_off(i));
+		rsge.length = (uint32_t)rz_len[i] + SLACK;
+		rsge.lkey = z->rbuf.mr->lkey;
+		memset(&rwr, 0, sizeof(rwr));
+		rwr.wr_id = rz_wrid(z, ROLE_RECV, i);
+		rwr.sg_list = &rsge;
+		rwr.num_sge = 1;
+		ret = ibv_post_recv(z->rx->qp, &rwr, &bad_r);
+		if (ret) {
+			diag("ibv_post_recv %d of %d on %c failed: %s", i + 1,
+			     RZ_K, z->rx->label, strerror(ret));
+			return false;
+		}
+	}
+	for (i = 0; i < RZ_K; i++) {
+		ssge.addr = (uintptr_t)(z->sbuf.p + rz_off(i));
+		ssge.length = (uint32_t)rz_len[i];
+		ssge.lkey = z->sbuf.mr->lkey;
+		memset(&swr, 0, sizeof(swr));
+		swr.wr_id = rz_wrid(z, ROLE_SEND, i);
+		swr.sg_list = &ssge;
+		swr.num_sge = 1;
+		swr.opcode = z->imm[i] ? IBV_WR_SEND_WITH_IMM : IBV_WR_SEND;
+		swr.send_flags = IBV_SEND_SIGNALED;
+		if (z->imm[i])
+			swr.imm_data = z->imm_be[i];
+		ret = ibv_post_send(z->tx->qp, &swr, &bad_s);
+		if (ret) {
+			diag("ibv_post_send %d of %d on %c failed: %s", i + 1,
+			     RZ_K, z->tx->label, strerror(ret));
+			return false;
+		}
+	}
+	return true;
+}
+
+/*
+ * Poll and check tx's RZ_K send completions, wait until every message
+ * has landed in rx's receive buffers, then settle_ms more.  rx's receive
+ * CQ is not touched.
+ */
+static bool rz_settle(struct rz *z, double deadline, long settle_ms)
+{
+	struct ibv_wc wc[RZ_K];
+	char what[96];
+	bool ok = true;
+	int got, i;
+
+	got = poll_cqes(z->tx->scq, wc, RZ_K, deadline);
+	if (got < RZ_K) {
+		diag("timed out after %.0f s: %d of %d send completions on "
+		     "%c", opt.timeout, got, RZ_K, z->tx->label);
+		ok = false;
+	}
+	for (i = 0; i < got; i++) {
+		snprintf(what, sizeof(what), "%c send CQE %d (%s %zuB)",
+			 z->tx->label, i + 1, rz_opname(z, i), rz_len[i]);
+		ok &= check_send_cqe(&wc[i], z->tx, IBV_WC_SEND,
+				     rz_wrid(z, ROLE_SEND, i), what);
+	}
+	for (i = 0; i < RZ_K; i++) {
+		const uint8_t *p = z->rbuf.p + rz_off(i);
+
+		while (memcmp(p, z->data[i], rz_len[i]) && now() < deadline)
+			nap_us(500);
+		if (memcmp(p, z->data[i], rz_len[i]))
+			diag("message %d (%s %zuB) has not landed in %c's "
+			     "receive buffer after %.0f s", i + 1,
+			     rz_opname(z, i), rz_len[i], z->rx->label,
+			     opt.timeout);
+	}
+	if (settle_ms)
+		nap_us(settle_ms * 1000);
+	return ok;
+}
+
+/*
+ * Collect the round's RZ_K receive completions from rx's receive CQ and
+ * check them in order, field by field, then the receive buffers.  With
+ * pending, the completions were all in the CQ already (rz_settle()), so
+ * the first ibv_poll_cq must return exactly RZ_K of them.
+ */
+static bool rz_collect(struct rz *z, bool pending, double deadline,
+		       const char *when)
+{
+	struct ibv_wc wc[RZ_K + 4];
+	char what[128], s[256];
+	bool ok = true;
+	int got = 0, r, i;
+
+	if (pending) {
+		r = ibv_poll_cq(z->rx->rcq, RZ_K + 4, wc);
+		if (r < 0) {
+			diag("first ibv_poll_cq on %c's receive CQ %s failed "
+			     "(%d)", z->rx->label, when, r);
+			ok = false;
+		} else {
+			got = r;
+		}
+		if (r >= 0 && r != RZ_K) {
+			diag("first ibv_poll_cq(%d) on %c's receive CQ %s "
+			     "returned %d completion(s), expected exactly the "
+			     "%d pending ones (their data had landed >= %d ms "
+			     "before)", RZ_K + 4, z->rx->label, when, r, RZ_K,
+			     RZ_SETTLE_MS);
+			ok = false;
+		}
+	}
+	if (got < RZ_K)
+		got += poll_cqes(z->rx->rcq, wc + got, RZ_K - got, deadline);
+	if (got < RZ_K) {
+		diag("timed out after %.0f s: %d of %d receive completions on "
+		     "%c %s (lost?)", opt.timeout, got, RZ_K, z->rx->label,
+		     when);
+		ok = false;
+	}
+	for (i = 0; i < got && i < RZ_K; i++) {
+		snprintf(what, sizeof(what), "%c receive CQE %d of %d (%s "
+			 "%zuB) %s", z->rx->label, i + 1, RZ_K,
+			 rz_opname(z, i), rz_len[i], when);
+		ok &= check_recv_cqe(&wc[i], z->rx, z->tx, IBV_WC_RECV,
+				     rz_wrid(z, ROLE_RECV, i),
+				     (uint32_t)rz_len[i], z->imm[i],
+				     z->imm_be[i], what);
+	}
+	for (; i < got; i++) {
+		wc_str(&wc[i], s, sizeof(s));
+		diag("unexpected extra CQE on %c receive CQ %s: %s",
+		     z->rx->label, when, s);
+	}
+	snprintf(what, sizeof(what), "%c receive CQ %s", z->rx->label, when);
+	ok &= no_more_cqes(z->rx->rcq, what);
+	for (i = 0; i < RZ_K; i++) {
+		snprintf(what, sizeof(what), "%c receive buffer %d (%s %zuB)",
+			 z->rx->label, i + 1, rz_opname(z, i), rz_len[i]);
+		ok &= check_range(what, z->rbuf.p, rz_off(i), rz_len[i],
+				  z->data[i]);
+	}
+	return ok;
+}
+
+/* The other three CQs must stay empty. */
+static bool rz_quiet(struct rz *z)
+{
+	char what[32];
+	bool ok = true;
+
+	nap_us(1000);
+	snprintf(what, sizeof(what), "%c send CQ", z->tx->label);
+	ok &= no_more_cqes(z->tx->scq, what);
+	snprintf(what, sizeof(what), "%c receive CQ", z->tx->label);
+	ok &= no_more_cqes(z->tx->rcq, what);
+	snprintf(what, sizeof(what), "%c send CQ", z->rx->label);
+	ok &= no_more_cqes(z->rx->scq, what);
+	return ok;
+}
+
+/* A round left pending in rx's receive CQ (posted and settled). */
+static bool rz_pend(struct rz *z, double deadline)
+{
+	if (!rz_post(z))
+		return false;
+	return rz_settle(z, deadline, RZ_SETTLE_MS);
+}
+
+/*
+ * ibv_resize_cq() on rx's receive CQ, expecting success: ibv_cq->cqe at
+ * least cqe afterwards.
+ */
+static bool rz_resize_ok(struct rz *z, int cqe, const char *why)
+{
+	struct ibv_cq *cq = z->rx->rcq;
+	int before = cq->cqe, ret;
+
+	errno = 0;
+	ret = ibv_resize_cq(cq, cqe);
+	if (ret) {
+		diag("ibv_resize_cq(%c receive CQ, %d) %s failed: %s (%d)%s",
+		     z->rx->label, cqe, why, strerror(ret < 0 ? errno : ret),
+		     ret, ret < 0 ? ", and returned a negative value instead "
+		     "of an errno" : "");
+		return false;
+	}
+	printf("# info: ibv_resize_cq(%c receive CQ, %d) %s: ibv_cq->cqe "
+	       "%d -> %d\n", z->rx->label, cqe, why, before, cq->cqe);
+	if (cq->cqe < cqe) {
+		diag("after ibv_resize_cq(%d) ibv_cq->cqe is %d, less than "
+		     "requested", cqe, cq->cqe);
+		return false;
+	}
+	return true;
+}
+
+static bool rz_case_grow(struct rz *z)
+{
+	double deadline = now() + opt.timeout;
+	bool ok, resized;
+
+	if (!rz_pend(z, deadline))
+		return false;
+	ok = resized = rz_resize_ok(z, RZ_GROW, "with the round pending");
+	ok &= rz_collect(z, resized, deadline, "after the grow");
+	ok &= rz_quiet(z);
+	return ok;
+}
+
+static bool rz_case_shrink_fails(struct rz *z)
+{
+	struct ibv_cq *cq = z->rx->rcq;
+	double deadline = now() + opt.timeout;
+	int before = cq->cqe, ret;
+	bool ok;
+
+	if (!rz_pend(z, deadline))
+		return false;
+	errno = 0;
+	ret = ibv_resize_cq(cq, RZ_K - 1);
+	ok = ret == EINVAL;
+	if (!ok)
+		diag("ibv_resize_cq(%c receive CQ, %d) with %d completions "
+		     "pending returned %d (%s), expected EINVAL: a CQ of %d "
+		     "cannot hold them", z->rx->label, RZ_K - 1, RZ_K, ret,
+		     ret ? strerror(ret < 0 ? errno : ret) : "success",
+		     RZ_K - 1);
+	if (cq->cqe != before) {
+		diag("ibv_cq->cqe changed from %d to %d by the %s", before,
+		     cq->cqe, ret ? "failed resize" : "resize");
+		ok = false;
+	}
+	ok &= rz_collect(z, true, deadline, ret ? "after the failed shrink" :
+			 "after the shrink");
+	ok &= rz_quiet(z);
+	return ok;
+}
+
+static bool rz_case_reuse(struct rz *z)
+{
+	double deadline = now() + opt.timeout;
+	bool ok;
+
+	if (!rz_post(z))
+		return false;
+	ok = rz_settle(z, deadline, 0);
+	ok &= rz_collect(z, false, deadline, "(resized before)");
+	ok &= rz_quiet(z);
+	return ok;
+}
+
+static bool rz_case_fit(struct rz *z)
+{
+	double deadline = now() + opt.timeout;
+	char when[64];
+	bool ok, resized;
+	int r;
+
+	if (!rz_pend(z, deadline))
+		return false;
+	ok = resized = rz_resize_ok(z, RZ_K, "to exactly the pending round");
+	ok &= rz_collect(z, resized, deadline, "after the shrink");
+	ok &= rz_quiet(z);
+	for (r = 0; r < RZ_ROUNDS; r++) {
+		snprintf(when, sizeof(when), "after the shrink, round %d of "
+			 "%d", r + 1, RZ_ROUNDS);
+		deadline = now() + opt.timeout;
+		if (!rz_post(z))
+			return false;
+		ok &= rz_settle(z, deadline, 0);
+		ok &= rz_collect(z, false, deadline, when);
+		ok &= rz_quiet(z);
+	}
+	return ok;
+}
+
+/* After a failure: new QPs and a new receive CQ on rx, all CQs empty. */
+static int rz_reset(struct rz *z, struct side *a, struct side *b,
+		    enum ibv_mtu mtu)
+{
+	struct side *rx = z->rx;
+	int ret;
+
+	if (rx->qp) {
+		ret = ibv_destroy_qp(rx->qp);
+		if (ret)
+			fprintf(stderr, "uc_test: %s: ibv_destroy_qp: %s\n",
+				rx->dev, strerror(ret));
+		rx->qp = NULL;
+	}
+	ret = ibv_destroy_cq(rx->rcq);
+	if (ret)
+		fprintf(stderr, "uc_test: %s: ibv_destroy_cq: %s\n", rx->dev,
+			strerror(ret));
+	rx->rcq = ibv_create_cq(rx->ctx, CQ_DEPTH, NULL, NULL, 0);
+	if (!rx->rcq) {
+		fprintf(stderr, "uc_test: %s: ibv_create_cq: %s\n", rx->dev,
+			strerror(errno));
+		return -1;
+	}
+	return reset_pair(a, b, mtu);
+}
+
+/*
+ * Run the resize cases, numbered from *ncase + 1.  If the QPs cannot be
+ * recreated after a failure, the remaining cases fail without running.
+ */
+static void run_resize_cases(struct side *a, struct side *b,
+			     enum ibv_mtu mtu, unsigned int *ncase,
+			     unsigned int *nfail)
+{
+	static bool (*const cases[])(struct rz *z) = {
+		rz_case_grow, rz_case_shrink_fails, rz_case_reuse,
+		rz_case_fit,
+	};
+	char names[4][96];
+	static struct rz z;
+	bool alive = true, setup;
+	size_t c;
+
+	snprintf(names[0], sizeof(names[0]), "grow to %d with %d completions "
+		 "pending", RZ_GROW, RZ_K);
+	snprintf(names[1], sizeof(names[1]), "shrink to %d below %d pending "
+		 "fails with EINVAL, nothing lost", RZ_K - 1, RZ_K);
+	snprintf(names[2], sizeof(names[2]), "transfer after resize");
+	snprintf(names[3], sizeof(names[3]), "shrink to %d holding %d "
+		 "pending, then %d rounds through it", RZ_K, RZ_K, RZ_ROUNDS);
+	memset(&z, 0, sizeof(z));
+	z.tx = a;
+	z.rx = b;
+	printf("# CQ resize: %c (%s) receive CQ, ibv_cq->cqe %d, %d "
+	       "completions kept pending, A->B SEND/SEND_WITH_IMM\n",
+	       b->label, b->dev, b->rcq->cqe, RZ_K);
+	setup = !alloc_buf(a, &z.sbuf, RZ_BUF_LEN, 0) &&
+		!alloc_buf(b, &z.rbuf, RZ_BUF_LEN, IBV_ACCESS_LOCAL_WRITE);
+	drain_cq(a->scq);
+	drain_cq(a->rcq);
+	drain_cq(b->scq);
+	drain_cq(b->rcq);
+	for (c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+		bool ok;
+
+		z.cno = ++*ncase;
+		z.round = 0;
+		if (!setup) {
+			diag("cannot allocate the resize test buffers");
+			ok = false;
+		} else if (!alive) {
+			diag("not run: the QPs could not be recreated");
+			ok = false;
+		} else {
+			ok = cases[c](&z);
+		}
+		diag_flush();
+		printf("%sok %u - A->B resize %c rcq: %s\n", ok ? "" : "not ",
+		       z.cno, b->label, names[c]);
+		if (ok)
+			continue;
+		++*nfail;
+		if (opt.keep_qps || !alive || !setup)
+			continue;
+		if (rz_reset(&z, a, b, mtu)) {
+			printf("# cannot recreate the QPs, giving up\n");
+			alive = false;
+			continue;
+		}
+		printf("# QPs and %c receive CQ recreated: A 0x%x, B 0x%x\n",
+		       b->label, a->qp->qp_num, b->qp->qp_num);
+	}
+	free_buf(&z.sbuf);
+	free_buf(&z.rbuf);
+}
+
 /* ---- main --------------------------------------------------------------- */
 
 static enum ibv_mtu mtu_enum(int bytes)
@@ -1609,6 +2075,7 @@ int main(int argc, char **argv)
 			}
 		}
 	}
+	run_resize_cases(&a, &b, path_mtu, &ncase, &nfail);
 plan:
 	printf("1..%u\n", ncase);
 	printf("# %u passed, %u failed, %.1f s\n", ncase - nfail, nfail,

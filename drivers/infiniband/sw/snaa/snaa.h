@@ -236,13 +236,14 @@ struct snaa_recv_state {
 	bool have_wqe;			/* @wqe holds a consumed RQ entry */
 	bool drop;			/* dropping until the next FIRST/ONLY */
 	u32 epsn;			/* expected PSN */
-	/* RDMA WRITE */
-	struct snaa_mr *mr;
+	/* RDMA WRITE: the MR is looked up again for every packet */
+	u32 rkey;
 	u64 va;
 	u64 resid;			/* bytes left of the RETH DMA length */
 	u64 dma_len;
 	/* SEND */
 	u64 recvd;			/* bytes placed into the RQE */
+	u64 wqe_len;			/* sum of the RQE's SGE lengths */
 	struct snaa_rqe wqe;
 	struct snaa_sge sge[SNAA_MAX_SGE];
 };

@@ -206,13 +206,16 @@ void snaa_mr_put(struct snaa_mr *mr)
  * @len: length in bytes
  * @access: IB_ACCESS_* bits required (0 for local read)
  *
- * Return: 0, -EACCES (PD or access rights) or -ERANGE (bounds).
+ * Return: 0, -EACCES (another PD), -EPERM (access rights) or -ERANGE
+ * (bounds).
  */
 int snaa_mr_check(struct snaa_mr *mr, struct ib_pd *pd, u64 va, u64 len,
 		  int access)
 {
-	if (mr->ibmr.pd != pd || (mr->access & access) != access)
+	if (mr->ibmr.pd != pd)
 		return -EACCES;
+	if ((mr->access & access) != access)
+		return -EPERM;
 	if (mr->dma)
 		return 0;
 	if (va < mr->iova || len > mr->length || va - mr->iova > mr->length - len)

@@ -22,10 +22,6 @@ void snaa_recv_abort(struct snaa_qp *qp)
 {
 	struct snaa_recv_state *r = &qp->recv;
 
-	if (r->mr) {
-		snaa_mr_put(r->mr);
-		r->mr = NULL;
-	}
 	r->in_msg = false;
 	r->recvd = 0;
 }
@@ -36,7 +32,7 @@ static int snaa_rq_fetch(struct snaa_qp *qp)
 	struct snaa_recv_state *r = &qp->recv;
 	struct snaa_queue *q = &qp->rq;
 	const struct snaa_rqe *slot;
-	u32 prod;
+	u32 prod, i;
 
 	if (r->have_wqe)
 		return 0;
@@ -50,6 +46,9 @@ static int snaa_rq_fetch(struct snaa_qp *qp)
 	if (r->wqe.num_sge > qp->max_recv_sge)
 		return -EINVAL;
 	memcpy(r->sge, slot->sge, r->wqe.num_sge * sizeof(r->sge[0]));
+	r->wqe_len = 0;
+	for (i = 0; i < r->wqe.num_sge; i++)
+		r->wqe_len += r->sge[i].length;
 	r->have_wqe = true;
 	return 0;
 }
@@ -75,6 +74,23 @@ static void snaa_rq_complete(struct snaa_qp *qp, u8 opcode, u8 status,
 	r->have_wqe = false;
 	snaa_ring_publish_consumer(&qp->rq, ++qp->rq.kidx);
 	snaa_cq_post(qp->rcq, &cqe, qp, pkt && pkt->bth.se);
+}
+
+/* The drop counter for an snaa_mr_check() or copy error. */
+static enum snaa_counter snaa_mr_err_counter(int err)
+{
+	switch (err) {
+	case 0:
+		return 0;
+	case -ERANGE:
+		return SNAA_CNT_DROP_RANGE;
+	case -EACCES:
+		return SNAA_CNT_DROP_BAD_RKEY;	/* the key of another PD */
+	case -EPERM:
+		return SNAA_CNT_DROP_ACCESS;
+	default:
+		return SNAA_CNT_DROP_MALFORMED;
+	}
 }
 
 /*
@@ -141,7 +157,12 @@ static enum snaa_counter snaa_uc_send(struct snaa_qp *qp,
 		r->is_send = true;
 		r->recvd = 0;
 	}
-	err = snaa_rq_scatter(qp, skb, pkt->payload_off, pkt->payload_len);
+	/* Too long for the WQE: fail before writing any of this packet. */
+	if (r->recvd + pkt->payload_len > r->wqe_len)
+		err = -EMSGSIZE;
+	else
+		err = snaa_rq_scatter(qp, skb, pkt->payload_off,
+				      pkt->payload_len);
 	if (err) {
 		/* Local error on the receive WQE: complete it, QP to ERR. */
 		snaa_rq_complete(qp, IB_WC_RECV,
@@ -149,14 +170,40 @@ static enum snaa_counter snaa_uc_send(struct snaa_qp *qp,
 						    IB_WC_LOC_PROT_ERR, 0, NULL);
 		snaa_recv_abort(qp);
 		snaa_qp_error(qp, 0);
+		snaa_rq_flush(qp);
 		return err == -EMSGSIZE ? SNAA_CNT_DROP_LENGTH :
-					  SNAA_CNT_DROP_ACCESS;
+					  snaa_mr_err_counter(err);
 	}
 	if (flags & SNAA_OPF_END) {
 		snaa_rq_complete(qp, IB_WC_RECV, IB_WC_SUCCESS, r->recvd, pkt);
 		snaa_recv_abort(qp);
 	}
 	return 0;
+}
+
+/*
+ * Place @len payload bytes at r->va.  The MR is looked up and checked for
+ * every packet rather than pinned for the whole message, so that a peer
+ * that never finishes a message cannot hold up deregistration.
+ */
+static enum snaa_counter snaa_uc_place(struct snaa_qp *qp,
+				       const struct snaa_pkt *pkt,
+				       struct sk_buff *skb)
+{
+	struct snaa_recv_state *r = &qp->recv;
+	u32 len = pkt->payload_len;
+	struct snaa_mr *mr;
+	int err;
+
+	mr = snaa_mr_get(qp->sdev, r->rkey);
+	if (!mr)
+		return SNAA_CNT_DROP_BAD_RKEY;
+	err = snaa_mr_check(mr, qp->ibqp.pd, r->va, len,
+			    IB_ACCESS_REMOTE_WRITE);
+	if (!err)
+		err = snaa_mr_write_skb(mr, r->va, skb, pkt->payload_off, len);
+	snaa_mr_put(mr);
+	return snaa_mr_err_counter(err);
 }
 
 static enum snaa_counter snaa_uc_write(struct snaa_qp *qp,
@@ -166,10 +213,12 @@ static enum snaa_counter snaa_uc_write(struct snaa_qp *qp,
 	struct snaa_recv_state *r = &qp->recv;
 	u32 flags = pkt->op->flags;
 	u32 len = pkt->payload_len;
-	int err;
+	enum snaa_counter drop;
 
 	if (flags & SNAA_OPF_START) {
 		const struct snaa_reth_info *reth = &pkt->reth;
+		struct snaa_mr *mr;
+		int err;
 
 		if (!(qp->access & IB_ACCESS_REMOTE_WRITE))
 			return SNAA_CNT_DROP_ACCESS;
@@ -179,20 +228,19 @@ static enum snaa_counter snaa_uc_write(struct snaa_qp *qp,
 			return SNAA_CNT_DROP_LENGTH;
 		if (reth->dma_len) {
 			/* IBA: the R_Key is not checked for a 0-byte write. */
-			r->mr = snaa_mr_get(qp->sdev, reth->rkey);
-			if (!r->mr)
+			mr = snaa_mr_get(qp->sdev, reth->rkey);
+			if (!mr)
 				return SNAA_CNT_DROP_BAD_RKEY;
-			err = snaa_mr_check(r->mr, qp->ibqp.pd, reth->va,
+			err = snaa_mr_check(mr, qp->ibqp.pd, reth->va,
 					    reth->dma_len,
 					    IB_ACCESS_REMOTE_WRITE);
-			if (err) {
-				snaa_recv_abort(qp);
-				return err == -ERANGE ? SNAA_CNT_DROP_RANGE :
-							SNAA_CNT_DROP_BAD_RKEY;
-			}
+			snaa_mr_put(mr);
+			if (err)
+				return snaa_mr_err_counter(err);
 		}
 		r->in_msg = true;
 		r->is_send = false;
+		r->rkey = reth->rkey;
 		r->va = reth->va;
 		r->dma_len = reth->dma_len;
 		r->resid = reth->dma_len;
@@ -208,11 +256,10 @@ static enum snaa_counter snaa_uc_write(struct snaa_qp *qp,
 	}
 
 	if (len) {
-		err = snaa_mr_write_skb(r->mr, r->va, skb, pkt->payload_off,
-					len);
-		if (err) {
+		drop = snaa_uc_place(qp, pkt, skb);
+		if (drop) {
 			snaa_recv_abort(qp);
-			return SNAA_CNT_DROP_MALFORMED;
+			return drop;
 		}
 		r->va += len;
 		r->resid -= len;

@@ -220,6 +220,10 @@ static void snaa_sq_flush(struct snaa_qp *qp)
 	while ((ret = snaa_sq_fetch(qp)) == 1)
 		snaa_sq_complete(qp, IB_WC_WR_FLUSH_ERR);
 	WRITE_ONCE(qp->sq.ring->flags, SNAA_RING_F_IDLE);
+	/* Errors raised on the send side flush the receive queue here. */
+	spin_lock_bh(&qp->rq_lock);
+	snaa_rq_flush(qp);
+	spin_unlock_bh(&qp->rq_lock);
 }
 
 /*
@@ -272,6 +276,13 @@ static bool snaa_sq_process(struct snaa_qp *qp)
 		while (s->offset < s->length || !s->npkts_sent) {
 			if (budget-- == 0)
 				return true;
+			/*
+			 * Let softirq work deferred to ksoftirqd (receive
+			 * processing of what we sent, on veth) catch up, so
+			 * that our own packets do not overflow the backlog.
+			 */
+			if (!(budget & 15))
+				cond_resched();
 			ret = snaa_sq_send_pkt(qp);
 			if (ret == -ENOMEM)
 				return true;	/* retry from the work item */
