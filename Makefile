@@ -7,6 +7,7 @@
 #   make demo       deps, build, boot the VM, show an snaa device
 #   make install    module + provider (honours DESTDIR)
 #   make deps       install the build/test dependencies with apt-get
+#   make bench      snaa vs rdma_rxe in one VM boot, ratio table (bench/results/)
 #
 # KVER selects the Debian kernel to build for and to boot in the VM
 # (default: the oldest installed *-amd64 kernel that has headers, i.e.
@@ -20,12 +21,12 @@ PWD := $(shell pwd)
 export SNAA_KVER := $(KVER)
 
 .PHONY: all modules provider unit selftests install modules_install dkms-install \
-	check check-host check-vm demo deps style sparse clean help
+	check check-host check-vm demo deps style sparse clean help bench
 
 all: modules provider unit selftests
 
 help:
-	@sed -n '3,14p' Makefile
+	@sed -n '3,15p' Makefile
 
 modules:
 	$(MAKE) -C $(KDIR) M=$(PWD)/$(MOD_DIR) W=1 modules
@@ -68,6 +69,11 @@ check-host: all
 
 check-vm: all
 	sh scripts/check.sh vm
+
+# bench.sh builds what it measures itself (and still measures rxe and the
+# UDP ceiling if the snaa build fails).
+bench:
+	bench/bench.sh
 
 demo: deps
 	$(MAKE) all
