@@ -149,6 +149,7 @@ perf_main() {
 	for t in ib_write_bw ib_write_lat ib_send_bw ib_send_lat ss timeout; do
 		command -v "$t" >/dev/null 2>&1 || uc_skip "$t not installed (perftest, iproute2)"
 	done
+	uc_backlog
 	"setup_$mode"
 	trap '"cleanup_$mode"; exit 130' INT TERM
 	if ! GID_A=$(perf_gid_index "$DEV_A" "$ADDR_A") ||

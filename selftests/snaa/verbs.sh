@@ -85,6 +85,7 @@ vt_main() {
 	esac
 	uc_vm_only
 	vt_build
+	uc_backlog
 	setup_snaa
 	trap 'cleanup_snaa; exit 130' INT TERM
 

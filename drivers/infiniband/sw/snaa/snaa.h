@@ -277,7 +277,8 @@ struct snaa_qp {
 	struct snaa_queue sq;
 	spinlock_t sq_post_lock;	/* kernel QPs: producers */
 	struct mutex sq_mutex;
-	struct work_struct sq_work;
+	struct work_struct sq_work;	/* runs on @tx_cpu */
+	int tx_cpu;			/* every packet leaves from here */
 	struct snaa_send_state send;
 
 	/* receive queue: consumed by the responder under @rq_lock */
@@ -373,6 +374,7 @@ void snaa_rq_flush(struct snaa_qp *qp);
 int snaa_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 		   const struct ib_send_wr **bad_wr);
 void snaa_sq_work(struct work_struct *work);
+void snaa_sq_schedule(struct snaa_qp *qp);
 
 /* snaa_rx.c */
 int snaa_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,

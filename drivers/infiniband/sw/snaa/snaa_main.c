@@ -303,7 +303,8 @@ static int __init snaa_init(void)
 {
 	int err;
 
-	snaa_wq = alloc_workqueue("snaa", WQ_UNBOUND | WQ_MEM_RECLAIM, 0);
+	/* Bound: a QP's send work stays on its CPU (snaa_sq_schedule()). */
+	snaa_wq = alloc_workqueue("snaa", WQ_MEM_RECLAIM, 0);
 	if (!snaa_wq)
 		return -ENOMEM;
 

@@ -105,6 +105,7 @@ int snaa_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	if (err < 0)
 		goto err_rq;
 	ibqp->qp_num = qpn;
+	qp->tx_cpu = cpumask_local_spread(qpn, NUMA_NO_NODE);
 
 	init->cap.max_send_wr = qp->sq.num;
 	init->cap.max_recv_wr = qp->rq.num;
@@ -197,7 +198,7 @@ static void snaa_qp_enter_err(struct snaa_qp *qp)
 	snaa_rq_flush(qp);
 	spin_unlock_bh(&qp->rq_lock);
 	/* The send queue is flushed by its processor. */
-	queue_work(snaa_wq, &qp->sq_work);
+	snaa_sq_schedule(qp);
 }
 
 /**
@@ -219,7 +220,7 @@ void snaa_qp_error(struct snaa_qp *qp, enum ib_event_type event)
 	WRITE_ONCE(qp->state, IB_QPS_ERR);
 	spin_unlock_irqrestore(&qp->state_lock, flags);
 	WRITE_ONCE(qp->rq.ring->flags, SNAA_RING_F_IDLE);
-	queue_work(snaa_wq, &qp->sq_work);
+	snaa_sq_schedule(qp);
 
 	if (event && qp->ibqp.event_handler) {
 		struct ib_event ev = {
@@ -331,7 +332,7 @@ int snaa_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		else if (new == IB_QPS_ERR)
 			snaa_qp_enter_err(qp);
 		else if (new == IB_QPS_RTS)
-			queue_work(snaa_wq, &qp->sq_work);
+			snaa_sq_schedule(qp);
 	}
 out:
 	mutex_unlock(&qp->sq_mutex);

@@ -309,23 +309,41 @@ void snaa_sq_work(struct work_struct *work)
 	mutex_unlock(&qp->sq_mutex);
 	if (more) {
 		cond_resched();
-		queue_work(snaa_wq, &qp->sq_work);
+		snaa_sq_schedule(qp);
 	}
 }
 
-/* Doorbell from user space: run the SQ here unless someone already does. */
+/**
+ * snaa_sq_schedule() - process the send queue from the work queue
+ * @qp: the QP
+ *
+ * The work runs on the QP's CPU.  All packets of a QP leave from that
+ * one CPU: on a veth a packet is queued to the backlog of the CPU that
+ * sent it, so packets sent from two CPUs can be received out of order,
+ * which UC turns into a lost message.
+ */
+void snaa_sq_schedule(struct snaa_qp *qp)
+{
+	queue_work_on(qp->tx_cpu, snaa_wq, &qp->sq_work);
+}
+
+/*
+ * Doorbell from user space: run the SQ right here (no work queue hop)
+ * if we are on the QP's CPU and nobody else is running it.
+ */
 static void snaa_sq_kick(struct snaa_qp *qp)
 {
-	bool more;
+	bool more = true;
 
-	if (!mutex_trylock(&qp->sq_mutex)) {
-		queue_work(snaa_wq, &qp->sq_work);
-		return;
+	migrate_disable();
+	if (raw_smp_processor_id() == qp->tx_cpu &&
+	    mutex_trylock(&qp->sq_mutex)) {
+		more = snaa_sq_process(qp);
+		mutex_unlock(&qp->sq_mutex);
 	}
-	more = snaa_sq_process(qp);
-	mutex_unlock(&qp->sq_mutex);
+	migrate_enable();
 	if (more)
-		queue_work(snaa_wq, &qp->sq_work);
+		snaa_sq_schedule(qp);
 }
 
 static int snaa_post_one_send(struct snaa_qp *qp, const struct ib_send_wr *wr)
@@ -414,6 +432,6 @@ int snaa_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 	}
 	spin_unlock_irqrestore(&qp->sq_post_lock, flags);
 	/* Kernel callers may be atomic: always process from the work item. */
-	queue_work(snaa_wq, &qp->sq_work);
+	snaa_sq_schedule(qp);
 	return err;
 }
