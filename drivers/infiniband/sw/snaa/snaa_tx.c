@@ -37,11 +37,15 @@ static void snaa_sq_complete(struct snaa_qp *qp, enum ib_wc_status status)
 		.byte_len = status == IB_WC_SUCCESS ? s->length : 0,
 	};
 
+	/*
+	 * Free the slot before the completion is visible: a poster that
+	 * sees the completion may immediately reuse the slot.
+	 */
+	s->busy = false;
+	snaa_ring_publish_consumer(&qp->sq, ++qp->sq.kidx);
 	if (status != IB_WC_SUCCESS || qp->sq_sig_all ||
 	    (s->wqe.flags & SNAA_WQE_SIGNALED))
 		snaa_cq_post(qp->scq, &cqe, qp, false);
-	s->busy = false;
-	snaa_ring_publish_consumer(&qp->sq, ++qp->sq.kidx);
 }
 
 /*
@@ -329,14 +333,16 @@ void snaa_sq_schedule(struct snaa_qp *qp)
 
 /*
  * Doorbell from user space: run the SQ right here (no work queue hop)
- * if we are on the QP's CPU and nobody else is running it.
+ * if nobody else is running it and we are on the QP's CPU, or the QP
+ * loops back (delivery is synchronous, so no backlog can reorder it).
  */
 static void snaa_sq_kick(struct snaa_qp *qp)
 {
 	bool more = true;
 
 	migrate_disable();
-	if (raw_smp_processor_id() == qp->tx_cpu &&
+	if ((READ_ONCE(qp->av.loopback) ||
+	     raw_smp_processor_id() == qp->tx_cpu) &&
 	    mutex_trylock(&qp->sq_mutex)) {
 		more = snaa_sq_process(qp);
 		mutex_unlock(&qp->sq_mutex);
