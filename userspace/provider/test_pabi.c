@@ -45,37 +45,10 @@
 struct ibv_context *verbs_open_device(struct ibv_device *device,
 				      void *private_data);
 
+#include "test_ktap.h"
+
 #define NUM_TESTS	20
 
-static int test_no;
-static int test_failed;
-
-__attribute__((format(printf, 2, 3)))
-static void result(int ok, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!ok)
-		test_failed++;
-	printf("%sok %d - ", ok ? "" : "not ", ++test_no);
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	putchar('\n');
-	fflush(stdout);
-}
-
-__attribute__((format(printf, 1, 2)))
-static void diag(const char *fmt, ...)
-{
-	va_list ap;
-
-	fputs("# ", stdout);
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	putchar('\n');
-}
 
 /* ------------------------------------------------------------------ */
 /* Stand-ins for libibverbs / the kernel (exported, see Makefile)      */
@@ -842,11 +815,7 @@ int main(int argc, char **argv)
 	test_dev_ops(reg.ops);
 	test_contexts(reg.ops);
 
-	if (test_no != NUM_TESTS)
-		result(0, "ran %d checks, plan says %d", test_no, NUM_TESTS);
-	printf("# test_pabi: %d passed, %d failed\n", test_no - test_failed,
-	       test_failed);
 	if (h)
 		dlclose(h);
-	return test_failed ? 1 : 0;
+	return test_finish("test_pabi", NUM_TESTS);
 }

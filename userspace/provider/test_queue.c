@@ -21,36 +21,10 @@
 
 #include "snaa_queue.h"
 
+#include "test_ktap.h"
+
 #define NUM_TESTS	35
 
-static unsigned int test_no, test_failed;
-
-__attribute__((format(printf, 2, 3)))
-static void result(bool ok, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!ok)
-		test_failed++;
-	printf("%sok %u - ", ok ? "" : "not ", ++test_no);
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	putchar('\n');
-	fflush(stdout);
-}
-
-__attribute__((format(printf, 1, 2)))
-static void diag(const char *fmt, ...)
-{
-	va_list ap;
-
-	fputs("# ", stdout);
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	putchar('\n');
-}
 
 /* ------------------------------------------------------------------ */
 /* Fake kernel                                                         */
@@ -1159,10 +1133,5 @@ int main(void)
 	race_sq(true);
 	race_cq();
 
-	if (test_no != NUM_TESTS)
-		result(false, "ran %u checks, plan says %d", test_no,
-		       NUM_TESTS);
-	printf("# test_queue: %u passed, %u failed\n", test_no - test_failed,
-	       test_failed);
-	return test_failed ? 1 : 0;
+	return test_finish("test_queue", NUM_TESTS);
 }

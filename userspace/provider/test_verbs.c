@@ -36,36 +36,10 @@
 
 #include "snaa_pabi.h"
 
+#include "test_ktap.h"
+
 #define NUM_TESTS	42
 
-static unsigned int test_no, test_failed;
-
-__attribute__((format(printf, 2, 3)))
-static void result(int ok, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!ok)
-		test_failed++;
-	printf("%sok %u - ", ok ? "" : "not ", ++test_no);
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	putchar('\n');
-	fflush(stdout);
-}
-
-__attribute__((format(printf, 1, 2)))
-static void diag(const char *fmt, ...)
-{
-	va_list ap;
-
-	fputs("# ", stdout);
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	putchar('\n');
-}
 
 /* ------------------------------------------------------------------ */
 /* Fake kernel: memory                                                 */
@@ -1300,9 +1274,5 @@ int main(int argc, char **argv)
 	ibv_close_device(ctx);	/* closes the memfd */
 	reg_ops->uninit_device(vdev);
 
-	if (test_no != NUM_TESTS)
-		result(0, "ran %u checks, plan says %d", test_no, NUM_TESTS);
-	printf("# test_verbs: %u passed, %u failed\n", test_no - test_failed,
-	       test_failed);
-	return test_failed ? 1 : 0;
+	return test_finish("test_verbs", NUM_TESTS);
 }
