@@ -75,34 +75,57 @@ perf_result() {
 		hdr && $1 ~ /^[0-9]+$/ { print $col; exit }' "$1"
 }
 
-# perf_run TEST KIND SIZE: one server/client run; KIND is bw or lat.
+# perf_attempt TEST SIZE: one server/client run; sets cli_rc, srv_rc and
+# leaves the outputs in $cli_out and $srv_out.
+perf_attempt() {
+	perf_port=$((perf_port + 1))
+	perf_in "${NS_B:-}" timeout -k 5 "$PERF_TIMEOUT" "$1" -d "$DEV_B" -x "$GID_B" -c UC -F \
+		-n "$PERF_ITERS" -s "$2" -p "$perf_port" >"$srv_out" 2>&1 &
+	srv=$!
+	if ! uc_wait 20 perf_listening "$perf_port"; then
+		kill "$srv" 2>/dev/null
+		wait "$srv" 2>/dev/null
+		echo "server did not listen on port $perf_port" >>"$srv_out"
+		cli_rc=none
+		srv_rc=none
+		return
+	fi
+	perf_in "${NS_A:-}" timeout -k 5 "$PERF_TIMEOUT" "$1" -d "$DEV_A" -x "$GID_A" -c UC -F \
+		-n "$PERF_ITERS" -s "$2" -p "$perf_port" "$ADDR_B" \
+		>"$cli_out" 2>&1
+	cli_rc=$?
+	wait "$srv"
+	srv_rc=$?
+}
+
+# perf_clock_failed: perftest could not calibrate its cycle counter against
+# gettimeofday() (a descheduled vCPU under TCG spoils the regression); it
+# then reports every latency as "inf".  That is the test bed, not the
+# datapath, so the run is repeated (at most twice).
+perf_clock_failed() {
+	grep -qF 'Correlation coefficient r^2' "$cli_out" "$srv_out"
+}
+
+# perf_run TEST KIND SIZE: one measured run; KIND is bw or lat.
 perf_run() {
 	t=$1
 	kind=$2
 	size=$3
-	perf_port=$((perf_port + 1))
 	desc="$t -c UC $DEV_A->$DEV_B ${size}B x$PERF_ITERS"
 	srv_out=$(mktemp)
 	cli_out=$(mktemp)
 	start=$(date +%s)
 
-	perf_in "${NS_B:-}" timeout -k 5 "$PERF_TIMEOUT" "$t" -d "$DEV_B" -x "$GID_B" -c UC -F \
-		-n "$PERF_ITERS" -s "$size" -p "$perf_port" >"$srv_out" 2>&1 &
-	srv=$!
-	if ! uc_wait 20 perf_listening "$perf_port"; then
-		kill "$srv" 2>/dev/null
-		wait "$srv" 2>/dev/null
-		ktap_fail "$desc" "server did not listen on port $perf_port" \
-			"$(cat "$srv_out")"
-		rm -f "$srv_out" "$cli_out"
-		return
-	fi
-	perf_in "${NS_A:-}" timeout -k 5 "$PERF_TIMEOUT" "$t" -d "$DEV_A" -x "$GID_A" -c UC -F \
-		-n "$PERF_ITERS" -s "$size" -p "$perf_port" "$ADDR_B" \
-		>"$cli_out" 2>&1
-	cli_rc=$?
-	wait "$srv"
-	srv_rc=$?
+	tries=1
+	perf_attempt "$t" "$size"
+	while [ "$cli_rc" = 0 ] && [ "$srv_rc" = 0 ] && perf_clock_failed &&
+	      [ "$tries" -lt 3 ]; do
+		echo "# $desc: perftest's clock calibration failed; running it again"
+		tries=$((tries + 1))
+		: >"$cli_out"
+		: >"$srv_out"
+		perf_attempt "$t" "$size"
+	done
 	secs=$(($(date +%s) - start))
 
 	if [ "$kind" = bw ]; then
