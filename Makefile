@@ -20,10 +20,10 @@ PWD := $(shell pwd)
 
 export SNAA_KVER := $(KVER)
 
-.PHONY: all modules provider unit selftests install modules_install dkms-install \
+.PHONY: all modules provider unit selftests ktest install modules_install dkms-install \
 	check check-host check-vm demo deps style sparse clean help bench
 
-all: modules provider unit selftests
+all: modules provider unit selftests ktest
 
 help:
 	@sed -n '3,15p' Makefile
@@ -40,8 +40,13 @@ unit:
 selftests:
 	$(MAKE) -C selftests/snaa
 
+# The in-kernel consumer test module, for the test VM only.
+ktest:
+	$(MAKE) -C $(KDIR) M=$(PWD)/selftests/snaa/ktest W=1 modules
+
 sparse:
 	$(MAKE) -C $(KDIR) M=$(PWD)/$(MOD_DIR) W=1 C=2 modules
+	$(MAKE) -C $(KDIR) M=$(PWD)/selftests/snaa/ktest W=1 C=2 modules
 
 style:
 	sh scripts/style.sh
@@ -81,6 +86,7 @@ demo: deps
 
 clean:
 	$(MAKE) -C $(KDIR) M=$(PWD)/$(MOD_DIR) clean
+	$(MAKE) -C $(KDIR) M=$(PWD)/selftests/snaa/ktest clean
 	$(MAKE) -C userspace/provider clean
 	$(MAKE) -C tests/unit clean
 	$(MAKE) -C selftests/snaa clean

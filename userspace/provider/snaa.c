@@ -65,10 +65,6 @@ struct snaa_mr {
 	struct verbs_mr vmr;	/* ibv_dereg_mr() reads mr_type behind it */
 };
 
-struct snaa_ah {
-	struct ibv_ah ibv_ah;
-};
-
 struct snaa_cq {
 	struct ibv_cq ibv_cq;
 	pthread_spinlock_t lock;	/* q, map, map_len, broken */
@@ -283,11 +279,17 @@ static int snaa_dereg_mr(struct verbs_mr *vmr)
 	return 0;
 }
 
-/* UD only: RC/UC QPs get their destination through modify_qp. */
+/*
+ * UD only: RC/UC QPs get their destination through modify_qp.  A UD send
+ * names the AH by the number the kernel returned (snaa_sqe.ah_handle).
+ */
 static struct ibv_ah *snaa_create_ah(struct ibv_pd *ibpd,
 				     struct ibv_ah_attr *attr)
 {
-	struct ib_uverbs_create_ah_resp resp;
+	struct {
+		struct ib_uverbs_create_ah_resp ibv;
+		struct snaa_uresp_create_ah drv;
+	} resp;
 	struct snaa_ah *ah;
 	int ret;
 
@@ -295,12 +297,14 @@ static struct ibv_ah *snaa_create_ah(struct ibv_pd *ibpd,
 	if (!ah)
 		return NULL;
 	memset(&resp, 0, sizeof(resp));
-	ret = ibv_cmd_create_ah(ibpd, &ah->ibv_ah, attr, &resp, sizeof(resp));
+	ret = ibv_cmd_create_ah(ibpd, &ah->ibv_ah, attr, &resp.ibv,
+				sizeof(resp));
 	if (ret) {
 		free(ah);
 		errno = ret;
 		return NULL;
 	}
+	ah->ahn = resp.drv.ahn;
 	return &ah->ibv_ah;
 }
 

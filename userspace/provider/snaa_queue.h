@@ -218,6 +218,23 @@ static inline bool snaa_ring_needs_doorbell(const struct snaa_ring *ring)
 /* ------------------------------------------------------------------ */
 
 /* What the kernel granted for the QP (attr->cap after create_qp). */
+/*
+ * The provider's address handle: UD SQEs name it by the number the
+ * kernel returned at creation (snaa_uresp_create_ah.ahn), not by its
+ * uverbs handle.
+ */
+struct snaa_ah {
+	struct ibv_ah ibv_ah;	/* first: a struct ibv_ah * converts */
+	uint32_t ahn;
+};
+
+_Static_assert(offsetof(struct snaa_ah, ibv_ah) == 0, "ibv_ah first");
+
+static inline uint32_t snaa_ahn(const struct ibv_ah *ah)
+{
+	return ((const struct snaa_ah *)ah)->ahn;
+}
+
 struct snaa_sq_caps {
 	enum ibv_qp_type qp_type;
 	uint32_t max_sge;
@@ -315,7 +332,7 @@ static inline void snaa_sqe_encode(void *slot, enum ibv_qp_type qp_type,
 	sqe->remote_addr = rdma ? wr->wr.rdma.remote_addr : 0;
 	sqe->rkey = rdma ? wr->wr.rdma.rkey : 0;
 	sqe->inline_len = is_inline ? inline_len : 0;
-	sqe->ah_handle = ud ? wr->wr.ud.ah->handle : 0;
+	sqe->ah_handle = ud ? snaa_ahn(wr->wr.ud.ah) : 0;
 	sqe->remote_qpn = ud ? wr->wr.ud.remote_qpn : 0;
 	sqe->remote_qkey = ud ? wr->wr.ud.remote_qkey : 0;
 	sqe->reserved = 0;

@@ -281,7 +281,9 @@ static void test_sqe_opcodes(void)
 
 static void test_sqe_ud(void)
 {
-	struct ibv_ah ah = { .handle = 0x55 };
+	/* The SQE carries the kernel's AH number, not the uverbs handle. */
+	struct snaa_ah sah = { .ibv_ah = { .handle = 0x66 }, .ahn = 0x55 };
+	struct ibv_ah *ah = &sah.ibv_ah;
 	struct ibv_send_wr wr;
 	struct sqe_img e;
 	uint8_t slot[STRIDE];
@@ -294,14 +296,14 @@ static void test_sqe_ud(void)
 	wr.imm_data = htonl(9);
 	wr.sg_list = sge2;
 	wr.num_sge = 1;
-	wr.wr.ud.ah = &ah;
+	wr.wr.ud.ah = ah;
 	wr.wr.ud.remote_qpn = 0xabcdef;
 	wr.wr.ud.remote_qkey = 0x11111111u;
 	e = (struct sqe_img){ .wr_id = 7, .opcode = 3, .flags = 2,
 			      .num_sge = 1, .imm = htonl(9), .ah = 0x55,
 			      .qpn = 0xabcdef, .qkey = 0x11111111u };
 	ok = encode_matches("UD SEND_WITH_IMM", &caps_ud, &wr, &e, sge2, 1);
-	result(ok, "SQE UD SEND_WITH_IMM: ah_handle, remote_qpn, remote_qkey set, remote_addr/rkey 0");
+	result(ok, "SQE UD SEND_WITH_IMM: ah_handle (the AH's ahn), remote_qpn, remote_qkey set, remote_addr/rkey 0");
 
 	ok = true;
 	wr.opcode = IBV_WR_RDMA_WRITE;
@@ -309,7 +311,7 @@ static void test_sqe_ud(void)
 	wr.opcode = IBV_WR_SEND;
 	wr.wr.ud.ah = NULL;
 	ok = ok && encode(&caps_ud, &wr, slot) == EINVAL;
-	wr.wr.ud.ah = &ah;
+	wr.wr.ud.ah = ah;
 	wr.wr.ud.remote_qpn = 0x1000000;
 	ok = ok && encode(&caps_ud, &wr, slot) == EINVAL;
 	wr.wr.ud.remote_qpn = 0xffffff;

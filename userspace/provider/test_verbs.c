@@ -601,11 +601,16 @@ int ibv_cmd_create_ah(struct ibv_pd *pd, struct ibv_ah *ah,
 		      struct ibv_ah_attr *attr,
 		      struct ib_uverbs_create_ah_resp *resp, size_t resp_size)
 {
+	struct snaa_uresp_create_ah drv = { .ahn = 0x77 };
+
 	k_call("create_ah", 0, resp_size, pd->handle);
 	k.arg = attr->dlid;
 	if (k.ret)
 		return k.ret;
 	ah->handle = resp->ah_handle = next_handle++;
+	/* The driver's part follows the core's response. */
+	if (resp_size >= sizeof(*resp) + sizeof(drv))
+		memcpy(resp + 1, &drv, sizeof(drv));
 	return 0;
 }
 
@@ -1161,9 +1166,10 @@ static void test_ud_srq(struct ibv_pd *pd, struct ibv_cq *cq)
 	k_reset();
 	ah = ibv_create_ah(pd, &ah_attr);
 	ok = ah && CALLED("create_ah") && k.arg == 0x33 &&
-	     k.resp_size == sizeof(struct ib_uverbs_create_ah_resp) &&
-	     ah->pd == pd;
-	result(ok, "ibv_create_ah -> ibv_cmd_create_ah with a %zu-byte resp",
+	     k.resp_size == sizeof(struct ib_uverbs_create_ah_resp) +
+			    sizeof(struct snaa_uresp_create_ah) &&
+	     ah->pd == pd && ah->handle != 0x77;
+	result(ok, "ibv_create_ah -> ibv_cmd_create_ah with a %zu-byte resp (core + snaa_uresp_create_ah)",
 	       k.resp_size);
 
 	memset(&attr, 0, sizeof(attr));
@@ -1185,7 +1191,7 @@ static void test_ud_srq(struct ibv_pd *pd, struct ibv_cq *cq)
 		wr.wr.ud.remote_qkey = 0x80010000u;
 		ret = ibv_post_send(qp, &wr, &bad);
 		e = k_sqe(0);
-		ok = ok && !ret && e->ah_handle == ah->handle &&
+		ok = ok && !ret && e->ah_handle == 0x77 &&
 		     e->remote_qpn == 0x123456 &&
 		     e->remote_qkey == 0x80010000u && e->remote_addr == 0;
 		wr.opcode = IBV_WR_RDMA_WRITE;
@@ -1194,7 +1200,7 @@ static void test_ud_srq(struct ibv_pd *pd, struct ibv_cq *cq)
 		ok = ok && ibv_post_recv(qp, &rwr, &rbad) == EINVAL &&
 		     rbad == &rwr;
 	}
-	result(ok, "UD QP with an SRQ: no RQ mapped, UD SEND carries ah handle/QPN/Q_Key, RDMA WRITE EINVAL, post_recv EINVAL");
+	result(ok, "UD QP with an SRQ: no RQ mapped, UD SEND carries the kernel's AH number/QPN/Q_Key, RDMA WRITE EINVAL, post_recv EINVAL");
 	if (qp)
 		ibv_destroy_qp(qp);
 

@@ -109,7 +109,7 @@ struct snaa_sqe {
 	__u32 rkey;
 	__u32 inline_len;
 	/* UD only */
-	__u32 ah_handle;
+	__u32 ah_handle;	/* snaa_uresp_create_ah.ahn */
 	__u32 remote_qpn;
 	__u32 remote_qkey;
 	__u32 reserved;
@@ -181,6 +181,15 @@ struct snaa_uresp_create_qp {
 	__u32 rq_stride;
 	__u32 rq_ring_size;
 	__u32 qp_num;
+	__u32 reserved;
+};
+
+/*
+ * Response to create_ah.  A UD send queue entry names its destination by
+ * @ahn (snaa_sqe.ah_handle); it is never 0.
+ */
+struct snaa_uresp_create_ah {
+	__u32 ahn;
 	__u32 reserved;
 };
 

@@ -63,9 +63,12 @@ struct snaa_dev {
 
 	struct xarray qp_xa;		/* QPN -> snaa_qp, RCU readers */
 	struct xarray mr_xa;		/* key >> 8 -> snaa_mr, RCU readers */
+	struct xarray ah_xa;		/* ahn -> snaa_ah_av, RCU readers */
 	u32 mr_next;			/* cyclic allocation hint for mr_xa */
 	u32 qp_next;			/* cyclic allocation hint for qp_xa */
+	u32 ah_next;			/* cyclic allocation hint for ah_xa */
 	atomic_t num_pd;
+	atomic_t num_ah;
 	atomic_t num_cq;
 	atomic_t num_qp;
 	atomic_t num_mr;
@@ -215,6 +218,34 @@ struct snaa_av {
 	struct dst_cache dst_cache;
 };
 
+/**
+ * struct snaa_ah_av - the address vector of an address handle
+ * @av: the resolved destination
+ * @pd: the AH's PD; a UD QP may only use AHs of its own PD
+ * @ref: one for the AH, one per sender using it
+ * @rcu: freed after a grace period (snaa_ah_get() runs under RCU)
+ */
+struct snaa_ah_av {
+	struct snaa_av av;
+	struct ib_pd *pd;
+	refcount_t ref;
+	struct rcu_head rcu;
+};
+
+/**
+ * struct snaa_ah - address handle
+ * @ibah: the core's object; must stay first (INIT_RDMA_OBJ_SIZE)
+ * @aav: the address vector, which may outlive the AH
+ * @attr: the path as created, for query_ah (no sgid_attr reference)
+ * @ahn: user AHs: the number user space names it by; 0 for kernel AHs
+ */
+struct snaa_ah {
+	struct ib_ah ibah;
+	struct snaa_ah_av *aav;
+	struct rdma_ah_attr attr;
+	u32 ahn;
+};
+
 /* Requester state of the message being sent (SQ head). */
 struct snaa_send_state {
 	bool busy;			/* @wqe is valid */
@@ -283,7 +314,7 @@ struct snaa_qp {
 
 	/* receive queue: consumed by the responder under @rq_lock */
 	struct snaa_queue rq;
-	spinlock_t rq_lock;
+	spinlock_t rq_lock;		/* RQ consumer side, @recv */
 	struct snaa_recv_state recv;
 };
 
@@ -305,6 +336,11 @@ static inline struct snaa_cq *to_snaa_cq(struct ib_cq *ibcq)
 static inline struct snaa_qp *to_snaa_qp(struct ib_qp *ibqp)
 {
 	return container_of(ibqp, struct snaa_qp, ibqp);
+}
+
+static inline struct snaa_ah *to_snaa_ah(struct ib_ah *ibah)
+{
+	return container_of(ibah, struct snaa_ah, ibah);
 }
 
 static inline struct snaa_dev *to_snaa_dev(struct ib_device *ibdev)
@@ -346,6 +382,15 @@ int snaa_mr_check(struct snaa_mr *mr, struct ib_pd *pd, u64 va, u64 len,
 void snaa_mr_read(struct snaa_mr *mr, u64 va, void *buf, u32 len);
 int snaa_mr_write_skb(struct snaa_mr *mr, u64 va, const struct sk_buff *skb,
 		      u32 off, u32 len);
+
+/* snaa_ah.c */
+int snaa_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init,
+		   struct ib_udata *udata);
+int snaa_query_ah(struct ib_ah *ibah, struct rdma_ah_attr *attr);
+int snaa_destroy_ah(struct ib_ah *ibah, u32 flags);
+struct snaa_ah_av *snaa_ah_get(struct snaa_dev *sdev, u32 ahn,
+			       struct ib_pd *pd);
+void snaa_ah_av_put(struct snaa_ah_av *aav);
 
 /* snaa_cq.c */
 int snaa_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
@@ -393,6 +438,8 @@ int snaa_net_init(void);
 void snaa_net_exit(void);
 int snaa_net_dev_add(struct snaa_dev *sdev);
 void snaa_net_dev_del(struct snaa_dev *sdev);
+int snaa_av_init(struct snaa_dev *sdev, struct snaa_av *av,
+		 const struct rdma_ah_attr *ah, u32 lqpn, u32 rqpn, gfp_t gfp);
 int snaa_av_resolve(struct snaa_qp *qp, const struct rdma_ah_attr *ah);
 void snaa_av_release(struct snaa_av *av);
 struct sk_buff *snaa_skb_alloc(struct snaa_dev *sdev, struct snaa_av *av,

@@ -64,8 +64,10 @@ static void snaa_dealloc_driver(struct ib_device *ibdev)
 	snaa_net_dev_del(sdev);
 	WARN_ON(!xa_empty(&sdev->qp_xa));
 	WARN_ON(!xa_empty(&sdev->mr_xa));
+	WARN_ON(!xa_empty(&sdev->ah_xa));
 	xa_destroy(&sdev->qp_xa);
 	xa_destroy(&sdev->mr_xa);
+	xa_destroy(&sdev->ah_xa);
 	free_percpu(sdev->stats);
 	netdev_put(sdev->ndev, &sdev->ndev_tracker);
 }
@@ -78,12 +80,14 @@ static const struct ib_device_ops snaa_dev_ops = {
 	.alloc_hw_port_stats = snaa_alloc_hw_port_stats,
 	.alloc_pd = snaa_alloc_pd,
 	.alloc_ucontext = snaa_alloc_ucontext,
+	.create_ah = snaa_create_ah,
 	.create_cq = snaa_create_cq,
 	.create_qp = snaa_create_qp,
 	.dealloc_driver = snaa_dealloc_driver,
 	.dealloc_pd = snaa_dealloc_pd,
 	.dealloc_ucontext = snaa_dealloc_ucontext,
 	.dereg_mr = snaa_dereg_mr,
+	.destroy_ah = snaa_destroy_ah,
 	.destroy_cq = snaa_destroy_cq,
 	.destroy_qp = snaa_destroy_qp,
 	.disassociate_ucontext = snaa_disassociate_ucontext,
@@ -99,6 +103,7 @@ static const struct ib_device_ops snaa_dev_ops = {
 	.poll_cq = snaa_poll_cq,
 	.post_recv = snaa_post_recv,
 	.post_send = snaa_post_send,
+	.query_ah = snaa_query_ah,
 	.query_device = snaa_query_device,
 	.query_pkey = snaa_query_pkey,
 	.query_port = snaa_query_port,
@@ -107,6 +112,7 @@ static const struct ib_device_ops snaa_dev_ops = {
 	.req_notify_cq = snaa_req_notify_cq,
 	.resize_cq = snaa_resize_cq,
 
+	INIT_RDMA_OBJ_SIZE(ib_ah, snaa_ah, ibah),
 	INIT_RDMA_OBJ_SIZE(ib_cq, snaa_cq, ibcq),
 	INIT_RDMA_OBJ_SIZE(ib_pd, snaa_pd, ibpd),
 	INIT_RDMA_OBJ_SIZE(ib_qp, snaa_qp, ibqp),
@@ -154,6 +160,7 @@ static int snaa_newlink(const char *ibdev_name, struct net_device *ndev)
 	INIT_LIST_HEAD(&sdev->net_list);
 	xa_init_flags(&sdev->qp_xa, XA_FLAGS_ALLOC);
 	xa_init_flags(&sdev->mr_xa, XA_FLAGS_ALLOC1);
+	xa_init_flags(&sdev->ah_xa, XA_FLAGS_ALLOC1);
 	sdev->stats = __alloc_percpu(sizeof(u64) * SNAA_CNT_NR,
 				     __alignof__(u64));
 	if (!sdev->stats) {
@@ -345,6 +352,8 @@ static void __exit snaa_exit(void)
 	snaa_net_exit();
 	platform_device_unregister(snaa_parent);
 	destroy_workqueue(snaa_wq);
+	/* AH address vectors are freed by RCU callbacks of this module. */
+	rcu_barrier();
 	pr_info("snaa: unloaded\n");
 }
 

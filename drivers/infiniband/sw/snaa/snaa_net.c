@@ -513,28 +513,31 @@ static bool snaa_gid_on_ndev(struct snaa_dev *sdev,
 }
 
 /**
- * snaa_av_resolve() - resolve the address vector of a connected QP
- * @qp: the QP; qp->dest_qpn already set
- * @ah: the primary path from modify_qp, validated by the RDMA core
+ * snaa_av_init() - resolve an address vector
+ * @sdev: the device the packets leave from
+ * @av: filled on success; untouched on failure
+ * @ah: the path, validated by the RDMA core (sgid_attr set)
+ * @lqpn: the local QPN, for the default flow label
+ * @rqpn: the remote QPN, likewise
+ * @gfp: allocation context of the caller
  *
- * Fills qp->av (releasing a previous one): source address from the
- * source GID, destination from the destination GID, both IPv4 (v4-mapped
- * GIDs) or both IPv6; traffic class, hop limit (0 means 64), flow label
- * (0 means the one rdma_calc_flow_label() derives from the QPNs) and the
- * UDP source port derived from it.  The AV is "loopback" when the
- * destination is one of this device's own RoCEv2 GIDs.
+ * Source address from the source GID, destination from the destination
+ * GID, both IPv4 (v4-mapped GIDs) or both IPv6; traffic class, hop limit
+ * (0 means 64), flow label (0 means the one rdma_calc_flow_label()
+ * derives from the QPNs) and the UDP source port derived from it.  The
+ * AV is "loopback" when the destination is one of this device's own
+ * RoCEv2 GIDs.  Release it with snaa_av_release().
  *
- * Context: process context, may sleep.  The caller serialises this
- * against snaa_xmit() on the same QP (the QP is not sending yet).
+ * Context: any; allocates with @gfp.
  * Return: 0, -EINVAL for an AV snaa cannot use, -ENOMEM.
  */
-int snaa_av_resolve(struct snaa_qp *qp, const struct rdma_ah_attr *ah)
+int snaa_av_init(struct snaa_dev *sdev, struct snaa_av *av,
+		 const struct rdma_ah_attr *ah, u32 lqpn, u32 rqpn, gfp_t gfp)
 {
-	struct snaa_dev *sdev = to_snaa_dev(qp->ibqp.device);
 	const struct ib_global_route *grh;
 	const struct ib_gid_attr *sattr, *local;
 	struct in6_addr src, dst;
-	struct snaa_av av = { };
+	struct snaa_av new = { };
 	u32 fl;
 	int err;
 
@@ -544,15 +547,13 @@ int snaa_av_resolve(struct snaa_qp *qp, const struct rdma_ah_attr *ah)
 	grh = rdma_ah_read_grh(ah);
 	sattr = grh->sgid_attr;
 	if (!sattr || sattr->gid_type != IB_GID_TYPE_ROCE_UDP_ENCAP) {
-		snaa_dbg(sdev, "QP %u: source GID is not RoCEv2\n",
-			 qp->ibqp.qp_num);
+		snaa_dbg(sdev, "QP %u: source GID is not RoCEv2\n", lqpn);
 		return -EINVAL;
 	}
 	/* Packets leave through sdev->ndev: GIDs of upper devices won't do. */
 	if (!snaa_gid_on_ndev(sdev, sattr)) {
-		snaa_dbg(sdev, "QP %u: source GID %pI6 is not on %s\n",
-			 qp->ibqp.qp_num, sattr->gid.raw,
-			 netdev_name(sdev->ndev));
+		snaa_dbg(sdev, "QP %u: source GID %pI6 is not on %s\n", lqpn,
+			 sattr->gid.raw, netdev_name(sdev->ndev));
 		return -EINVAL;
 	}
 
@@ -560,58 +561,80 @@ int snaa_av_resolve(struct snaa_qp *qp, const struct rdma_ah_attr *ah)
 	memcpy(&dst, grh->dgid.raw, sizeof(dst));
 	if (ipv6_addr_v4mapped(&src) != ipv6_addr_v4mapped(&dst)) {
 		snaa_dbg(sdev, "QP %u: %pI6 -> %pI6 mixes IPv4 and IPv6\n",
-			 qp->ibqp.qp_num, &src, &dst);
+			 lqpn, &src, &dst);
 		return -EINVAL;
 	}
 	if (ipv6_addr_v4mapped(&dst)) {
-		av.saddr.v4.s_addr = src.s6_addr32[3];
-		av.daddr.v4.s_addr = dst.s6_addr32[3];
-		if (ipv4_is_zeronet(av.daddr.v4.s_addr) ||
-		    ipv4_is_multicast(av.daddr.v4.s_addr) ||
-		    ipv4_is_lbcast(av.daddr.v4.s_addr))
+		new.saddr.v4.s_addr = src.s6_addr32[3];
+		new.daddr.v4.s_addr = dst.s6_addr32[3];
+		if (ipv4_is_zeronet(new.daddr.v4.s_addr) ||
+		    ipv4_is_multicast(new.daddr.v4.s_addr) ||
+		    ipv4_is_lbcast(new.daddr.v4.s_addr))
 			return -EINVAL;
 	} else {
-		av.ipv6 = true;
-		av.saddr.v6 = src;
-		av.daddr.v6 = dst;
+		new.ipv6 = true;
+		new.saddr.v6 = src;
+		new.daddr.v6 = dst;
 		if (ipv6_addr_any(&dst) || ipv6_addr_is_multicast(&dst))
 			return -EINVAL;
 	}
 
-	av.tos = grh->traffic_class;
-	av.ttl = grh->hop_limit ?: SNAA_DEFAULT_HOP_LIMIT;
+	new.tos = grh->traffic_class;
+	new.ttl = grh->hop_limit ?: SNAA_DEFAULT_HOP_LIMIT;
 	fl = grh->flow_label & IB_GRH_FLOWLABEL_MASK;
 	if (!fl)
-		fl = rdma_calc_flow_label(qp->ibqp.qp_num, qp->dest_qpn);
-	av.flow_label = fl;
-	av.sport = htons(rdma_get_udp_sport(fl, qp->ibqp.qp_num,
-					    qp->dest_qpn));
+		fl = rdma_calc_flow_label(lqpn, rqpn);
+	new.flow_label = fl;
+	new.sport = htons(rdma_get_udp_sport(fl, lqpn, rqpn));
 
 	local = rdma_find_gid_by_port(&sdev->ibdev, &grh->dgid,
 				      IB_GID_TYPE_ROCE_UDP_ENCAP, 1, NULL);
 	if (!IS_ERR(local)) {
-		av.loopback = true;
+		new.loopback = true;
 		rdma_put_gid_attr(local);
 	}
 
-	err = dst_cache_init(&av.dst_cache, GFP_KERNEL);
+	err = dst_cache_init(&new.dst_cache, gfp);
 	if (err)
 		return err;
-	av.valid = true;
-
-	snaa_av_release(&qp->av);
-	qp->av = av;
-	snaa_dbg(sdev, "QP %u -> %u: %pI6 -> %pI6 sport %u%s\n",
-		 qp->ibqp.qp_num, qp->dest_qpn, &src, &dst, ntohs(av.sport),
-		 av.loopback ? " (loopback)" : "");
+	new.valid = true;
+	*av = new;
+	snaa_dbg(sdev, "QP %u -> %u: %pI6 -> %pI6 sport %u%s\n", lqpn, rqpn,
+		 &src, &dst, ntohs(new.sport),
+		 new.loopback ? " (loopback)" : "");
 	return 0;
 }
 
 /**
- * snaa_av_release() - free what snaa_av_resolve() allocated
+ * snaa_av_resolve() - resolve the address vector of a connected QP
+ * @qp: the QP; qp->dest_qpn already set
+ * @ah: the primary path from modify_qp, validated by the RDMA core
+ *
+ * Replaces qp->av; a failure leaves the previous one in place.
+ *
+ * Context: process context, may sleep.  The caller serialises this
+ * against snaa_xmit() on the same QP (the QP is not sending yet).
+ * Return: as snaa_av_init().
+ */
+int snaa_av_resolve(struct snaa_qp *qp, const struct rdma_ah_attr *ah)
+{
+	struct snaa_av av;
+	int err;
+
+	err = snaa_av_init(qp->sdev, &av, ah, qp->ibqp.qp_num, qp->dest_qpn,
+			   GFP_KERNEL);
+	if (err)
+		return err;
+	snaa_av_release(&qp->av);
+	qp->av = av;
+	return 0;
+}
+
+/**
+ * snaa_av_release() - free what snaa_av_init() allocated
  * @av: the address vector; may be zeroed or released already
  *
- * Context: process context.
+ * Context: any.
  */
 void snaa_av_release(struct snaa_av *av)
 {

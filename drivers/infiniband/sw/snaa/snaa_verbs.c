@@ -37,7 +37,8 @@ int snaa_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
 	attr->max_cqe = SNAA_MAX_CQE;
 	attr->max_mr = SNAA_MAX_MR;
 	attr->max_pd = SNAA_MAX_PD;
-	/* RC, UD, SRQ, atomics, memory windows and AHs: not implemented. */
+	attr->max_ah = SNAA_MAX_AH;
+	/* RC, UD, SRQ, atomics and memory windows: not implemented. */
 	return 0;
 }
 

@@ -1,0 +1,790 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * snaa_ktest: snaa used by an in-kernel consumer, the way a kernel ULP
+ * uses an RDMA device: PDs with the local DMA lkey and the unsafe global
+ * rkey (DMA MRs), CQs polled directly and CQs completed from softirq
+ * (ib_alloc_cq), UC QPs with kernel rings, ib_post_send/ib_post_recv,
+ * flush, and address handles created in atomic context.
+ *
+ * The tests run when the module is loaded (kselftest module style) and
+ * print KTAP to the kernel log, each line prefixed "snaa_ktest: ";
+ * loading fails with -EINVAL when a test failed.  ktest.sh loads it in
+ * the test VM:
+ *
+ *	insmod snaa_ktest.ko dev_a=snaa0 addr_a=198.18.0.1 \
+ *			     dev_b=snaa1 addr_b=198.18.0.2
+ *
+ * dev_a sends to dev_b (they may be the same device: loopback); addr_*
+ * select the RoCE v2 GID (::ffff:addr) each side uses.
+ */
+
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/delay.h>
+#include <linux/inet.h>
+#include <linux/module.h>
+#include <linux/slab.h>
+#include <rdma/ib_cache.h>
+#include <rdma/ib_verbs.h>
+
+static char *dev_a = "snaa0";
+module_param(dev_a, charp, 0444);
+MODULE_PARM_DESC(dev_a, "sending RDMA device");
+static char *dev_b = "snaa0";
+module_param(dev_b, charp, 0444);
+MODULE_PARM_DESC(dev_b, "receiving RDMA device (may equal dev_a)");
+static char *addr_a = "198.18.0.1";
+module_param(addr_a, charp, 0444);
+MODULE_PARM_DESC(addr_a, "IPv4 address of dev_a's RoCE v2 GID");
+static char *addr_b = "198.18.0.1";
+module_param(addr_b, charp, 0444);
+MODULE_PARM_DESC(addr_b, "IPv4 address of dev_b's RoCE v2 GID");
+
+#define KT_TIMEOUT	(10 * HZ)	/* per completion; TCG is slow */
+#define KT_MTU		1024		/* path MTU: small messages segment */
+#define KT_WR		16
+#define KT_SGE		3
+#define KT_CQE		64
+#define KT_BUF		(16 * KT_MTU + 64)
+#define KT_GUARD	0xa5
+
+static int kt_num, kt_failed;
+
+static void kt_result(bool ok, const char *fmt, ...)
+{
+	struct va_format vaf;
+	va_list args;
+
+	va_start(args, fmt);
+	vaf.fmt = fmt;
+	vaf.va = &args;
+	kt_num++;
+	if (!ok)
+		kt_failed++;
+	pr_info("%s %d - %pV\n", ok ? "ok" : "not ok", kt_num, &vaf);
+	va_end(args);
+}
+
+#define kt_diag(fmt, ...) pr_info("# " fmt "\n", ##__VA_ARGS__)
+
+/* One side of a connection: device, PD, CQs, QP and a mapped buffer. */
+struct kt_ep {
+	struct ib_device *dev;
+	u32 sgid_index;
+	union ib_gid gid;
+	struct ib_pd *pd;
+	struct ib_cq *scq;
+	struct ib_cq *rcq;
+	struct ib_qp *qp;
+	struct ib_qp_cap cap;		/* as granted */
+	u8 *buf;
+	u64 dma;			/* ib_dma_map_single() of @buf */
+};
+
+static int kt_find_gid(struct kt_ep *ep, const char *addr)
+{
+	const struct ib_gid_attr *attr;
+	__be32 v4;
+
+	if (!in4_pton(addr, -1, (u8 *)&v4, -1, NULL)) {
+		kt_diag("%s is not an IPv4 address", addr);
+		return -EINVAL;
+	}
+	ipv6_addr_set_v4mapped(v4, (struct in6_addr *)ep->gid.raw);
+	attr = rdma_find_gid_by_port(ep->dev, &ep->gid,
+				     IB_GID_TYPE_ROCE_UDP_ENCAP, 1, NULL);
+	if (IS_ERR(attr)) {
+		kt_diag("%s has no RoCE v2 GID for %s", dev_name(&ep->dev->dev),
+			addr);
+		return PTR_ERR(attr);
+	}
+	ep->sgid_index = attr->index;
+	rdma_put_gid_attr(attr);
+	return 0;
+}
+
+/*
+ * @pd_flags: IB_PD_UNSAFE_GLOBAL_RKEY for the side that is written to.
+ * @softirq: CQs from ib_alloc_cq(IB_POLL_SOFTIRQ) instead of polled ones.
+ */
+static int kt_ep_open(struct kt_ep *ep, const char *name, const char *addr,
+		      unsigned int pd_flags, bool softirq)
+{
+	struct ib_cq_init_attr cq_attr = { .cqe = KT_CQE };
+	struct ib_qp_init_attr init = {
+		.qp_type = IB_QPT_UC,
+		.sq_sig_type = IB_SIGNAL_REQ_WR,
+		.cap = {
+			.max_send_wr = KT_WR,
+			.max_recv_wr = KT_WR,
+			.max_send_sge = KT_SGE,
+			.max_recv_sge = KT_SGE,
+		},
+	};
+	int err;
+
+	memset(ep, 0, sizeof(*ep));
+	ep->dev = ib_device_get_by_name(name, RDMA_DRIVER_UNKNOWN);
+	if (!ep->dev) {
+		kt_diag("no RDMA device %s", name);
+		return -ENODEV;
+	}
+	err = kt_find_gid(ep, addr);
+	if (err)
+		goto err;
+
+	ep->pd = ib_alloc_pd(ep->dev, pd_flags);
+	if (IS_ERR(ep->pd)) {
+		err = PTR_ERR(ep->pd);
+		ep->pd = NULL;
+		kt_diag("ib_alloc_pd: %d", err);
+		goto err;
+	}
+	if (softirq) {
+		ep->scq = ib_alloc_cq(ep->dev, ep, KT_CQE, 0, IB_POLL_SOFTIRQ);
+		ep->rcq = IS_ERR(ep->scq) ? ep->scq :
+			  ib_alloc_cq(ep->dev, ep, KT_CQE, 0, IB_POLL_SOFTIRQ);
+	} else {
+		ep->scq = ib_create_cq(ep->dev, NULL, NULL, ep, &cq_attr);
+		ep->rcq = IS_ERR(ep->scq) ? ep->scq :
+			  ib_create_cq(ep->dev, NULL, NULL, ep, &cq_attr);
+	}
+	if (IS_ERR(ep->scq) || IS_ERR(ep->rcq)) {
+		err = PTR_ERR(IS_ERR(ep->scq) ? ep->scq : ep->rcq);
+		if (IS_ERR(ep->rcq))
+			ep->rcq = NULL;
+		if (IS_ERR(ep->scq))
+			ep->scq = NULL;
+		kt_diag("CQ creation: %d", err);
+		goto err;
+	}
+	init.send_cq = ep->scq;
+	init.recv_cq = ep->rcq;
+	ep->qp = ib_create_qp(ep->pd, &init);
+	if (IS_ERR(ep->qp)) {
+		err = PTR_ERR(ep->qp);
+		ep->qp = NULL;
+		kt_diag("ib_create_qp: %d", err);
+		goto err;
+	}
+	ep->cap = init.cap;
+
+	ep->buf = kmalloc(KT_BUF, GFP_KERNEL);
+	if (!ep->buf) {
+		err = -ENOMEM;
+		goto err;
+	}
+	ep->dma = ib_dma_map_single(ep->dev, ep->buf, KT_BUF,
+				    DMA_BIDIRECTIONAL);
+	if (ib_dma_mapping_error(ep->dev, ep->dma)) {
+		kfree(ep->buf);
+		ep->buf = NULL;
+		err = -ENOMEM;
+		goto err;
+	}
+	return 0;
+
+err:
+	return err;
+}
+
+static void kt_destroy_cq(struct ib_cq *cq)
+{
+	if (!cq)
+		return;
+	if (cq->poll_ctx == IB_POLL_SOFTIRQ)
+		ib_free_cq(cq);
+	else
+		ib_destroy_cq(cq);
+}
+
+static void kt_ep_close(struct kt_ep *ep)
+{
+	if (ep->buf) {
+		ib_dma_unmap_single(ep->dev, ep->dma, KT_BUF,
+				    DMA_BIDIRECTIONAL);
+		kfree(ep->buf);
+	}
+	if (ep->qp)
+		ib_destroy_qp(ep->qp);
+	kt_destroy_cq(ep->rcq);
+	kt_destroy_cq(ep->scq);
+	if (ep->pd)
+		ib_dealloc_pd(ep->pd);
+	if (ep->dev)
+		ib_device_put(ep->dev);
+	memset(ep, 0, sizeof(*ep));
+}
+
+static int kt_modify(struct kt_ep *ep, struct ib_qp_attr *attr, int mask,
+		     const char *what)
+{
+	int err = ib_modify_qp(ep->qp, attr, mask);
+
+	if (err)
+		kt_diag("%s QP %u %s: %d", dev_name(&ep->dev->dev),
+			ep->qp->qp_num, what, err);
+	return err;
+}
+
+static int kt_init(struct kt_ep *ep)
+{
+	struct ib_qp_attr attr = {
+		.qp_state = IB_QPS_INIT,
+		.port_num = 1,
+		.qp_access_flags = IB_ACCESS_REMOTE_WRITE,
+	};
+
+	return kt_modify(ep, &attr, IB_QP_STATE | IB_QP_PKEY_INDEX |
+			 IB_QP_PORT | IB_QP_ACCESS_FLAGS, "RESET->INIT");
+}
+
+/* @ep: INIT -> RTR -> RTS, sending to @peer. */
+static int kt_connect(struct kt_ep *ep, struct kt_ep *peer)
+{
+	struct ib_qp_attr attr = {
+		.qp_state = IB_QPS_RTR,
+		.path_mtu = ib_mtu_int_to_enum(KT_MTU),
+		.dest_qp_num = peer->qp->qp_num,
+		.rq_psn = 0x123,
+	};
+	int err;
+
+	attr.ah_attr.type = rdma_ah_find_type(ep->dev, 1);
+	rdma_ah_set_port_num(&attr.ah_attr, 1);
+	rdma_ah_set_grh(&attr.ah_attr, &peer->gid, 0, ep->sgid_index, 64, 0);
+	err = kt_modify(ep, &attr, IB_QP_STATE | IB_QP_AV | IB_QP_PATH_MTU |
+			IB_QP_DEST_QPN | IB_QP_RQ_PSN, "INIT->RTR");
+	if (err)
+		return err;
+	memset(&attr, 0, sizeof(attr));
+	attr.qp_state = IB_QPS_RTS;
+	attr.sq_psn = 0x123;
+	return kt_modify(ep, &attr, IB_QP_STATE | IB_QP_SQ_PSN, "RTR->RTS");
+}
+
+static int kt_to_err(struct kt_ep *ep)
+{
+	struct ib_qp_attr attr = { .qp_state = IB_QPS_ERR };
+
+	return kt_modify(ep, &attr, IB_QP_STATE, "->ERR");
+}
+
+/* Wait for one completion on a polled CQ. */
+static int kt_poll(struct ib_cq *cq, struct ib_wc *wc)
+{
+	unsigned long end = jiffies + KT_TIMEOUT;
+	int n;
+
+	for (;;) {
+		n = ib_poll_cq(cq, 1, wc);
+		if (n)
+			return n < 0 ? n : 0;
+		if (time_after(jiffies, end))
+			return -ETIMEDOUT;
+		usleep_range(20, 100);
+	}
+}
+
+/* A polled CQ holds no completion (after a short grace period). */
+static bool kt_cq_empty(struct ib_cq *cq)
+{
+	struct ib_wc wc;
+
+	msleep(20);
+	return ib_poll_cq(cq, 1, &wc) == 0;
+}
+
+static bool kt_wc_is(const struct ib_wc *wc, u64 wr_id,
+		     enum ib_wc_status status, enum ib_wc_opcode opcode,
+		     u32 byte_len, struct ib_qp *qp, bool imm, u32 imm_data)
+{
+	bool ok = wc->wr_id == wr_id && wc->status == status &&
+		  wc->qp == qp && !!(wc->wc_flags & IB_WC_WITH_IMM) == imm;
+
+	if (status == IB_WC_SUCCESS)
+		ok = ok && wc->opcode == opcode && wc->byte_len == byte_len &&
+		     (!imm || be32_to_cpu(wc->ex.imm_data) == imm_data);
+	if (!ok)
+		kt_diag("wc: wr_id %#llx status %d (%s) opcode %d byte_len %u qp %u flags %#x imm %#x; expected wr_id %#llx status %d opcode %d byte_len %u qp %u imm %d:%#x",
+			wc->wr_id, wc->status, ib_wc_status_msg(wc->status),
+			wc->opcode, wc->byte_len, wc->qp ? wc->qp->qp_num : 0,
+			wc->wc_flags, be32_to_cpu(wc->ex.imm_data), wr_id,
+			status, opcode, byte_len, qp->qp_num, imm, imm_data);
+	return ok;
+}
+
+static void kt_fill(u8 *p, u32 len, u32 seed)
+{
+	u32 i;
+
+	for (i = 0; i < len; i++)
+		p[i] = (u8)(seed * 31 + i * 7 + (i >> 8));
+}
+
+/* @len bytes at @p match kt_fill(@seed), then @guard guard bytes. */
+static bool kt_check(const u8 *p, u32 len, u32 seed, u32 guard)
+{
+	u32 i;
+
+	for (i = 0; i < len; i++) {
+		if (p[i] != (u8)(seed * 31 + i * 7 + (i >> 8))) {
+			kt_diag("byte %u is %#x, expected %#x", i, p[i],
+				(u8)(seed * 31 + i * 7 + (i >> 8)));
+			return false;
+		}
+	}
+	for (i = 0; i < guard; i++) {
+		if (p[len + i] != KT_GUARD) {
+			kt_diag("guard byte %u after %u bytes is %#x", i, len,
+				p[len + i]);
+			return false;
+		}
+	}
+	return true;
+}
+
+/*
+ * Split [off, off + len) of @ep's buffer into @nsge SGEs of the PD's
+ * local DMA lkey (the last one takes the remainder).
+ */
+static void kt_sges(struct kt_ep *ep, struct ib_sge *sge, int nsge, u32 off,
+		    u32 len)
+{
+	u32 part = len / nsge;
+	int i;
+
+	for (i = 0; i < nsge; i++) {
+		sge[i].addr = ep->dma + off;
+		sge[i].length = i == nsge - 1 ? len - part * i : part;
+		sge[i].lkey = ep->pd->local_dma_lkey;
+		off += sge[i].length;
+	}
+}
+
+static int kt_post_recv(struct kt_ep *ep, u64 wr_id, int nsge, u32 len)
+{
+	struct ib_sge sge[KT_SGE];
+	struct ib_recv_wr wr = {
+		.wr_id = wr_id,
+		.sg_list = sge,
+		.num_sge = nsge,
+	};
+
+	kt_sges(ep, sge, nsge, 0, len);
+	return ib_post_recv(ep->qp, &wr, NULL);
+}
+
+/* SEND(_WITH_IMM) of @len bytes in @nsge SGEs, A -> B. */
+static void kt_send(struct kt_ep *a, struct kt_ep *b, u32 len, int nsge,
+		    bool imm)
+{
+	static u32 seq;
+	struct ib_sge sge[KT_SGE];
+	struct ib_rdma_wr wr = {
+		.wr = {
+			.wr_id = 0x5000 + ++seq,
+			.sg_list = sge,
+			.num_sge = nsge,
+			.opcode = imm ? IB_WR_SEND_WITH_IMM : IB_WR_SEND,
+			.send_flags = IB_SEND_SIGNALED,
+			.ex.imm_data = cpu_to_be32(0xc0de0000 + seq),
+		},
+	};
+	struct ib_wc swc, rwc;
+	bool ok;
+	int err;
+
+	memset(b->buf, KT_GUARD, KT_BUF);
+	kt_fill(a->buf, len, seq);
+	ok = !kt_post_recv(b, 0x6000 + seq, nsge, len + 64);
+	kt_sges(a, sge, nsge, 0, len);
+	err = ib_post_send(a->qp, &wr.wr, NULL);
+	ok = ok && !err && !kt_poll(a->scq, &swc) && !kt_poll(b->rcq, &rwc);
+	/* Send CQEs carry the message length, as rdma_rxe's do. */
+	ok = ok && kt_wc_is(&swc, wr.wr.wr_id, IB_WC_SUCCESS, IB_WC_SEND, len,
+			    a->qp, false, 0) &&
+	     kt_wc_is(&rwc, 0x6000 + seq, IB_WC_SUCCESS, IB_WC_RECV, len,
+		      b->qp, imm, 0xc0de0000 + seq) &&
+	     kt_check(b->buf, len, seq, 64);
+	kt_result(ok, "ib_post_send %s of %u bytes in %d SGE(s) from the local DMA lkey: both CQEs and every byte exact",
+		  imm ? "SEND_WITH_IMM" : "SEND", len, nsge);
+}
+
+/*
+ * RDMA WRITE(_WITH_IMM) of @len bytes to @off of B's buffer through B's
+ * unsafe global rkey (a DMA MR with remote write).
+ */
+static void kt_write(struct kt_ep *a, struct kt_ep *b, u32 len, u32 off,
+		     bool imm)
+{
+	static u32 seq = 100;
+	struct ib_sge sge[KT_SGE];
+	struct ib_rdma_wr wr = {
+		.wr = {
+			.wr_id = 0x7000 + ++seq,
+			.sg_list = sge,
+			.num_sge = 2,
+			.opcode = imm ? IB_WR_RDMA_WRITE_WITH_IMM :
+					IB_WR_RDMA_WRITE,
+			.send_flags = IB_SEND_SIGNALED,
+			.ex.imm_data = cpu_to_be32(0xbeef0000 + seq),
+		},
+		.remote_addr = b->dma + off,
+		.rkey = b->pd->unsafe_global_rkey,
+	};
+	struct ib_wc swc, rwc;
+	bool ok;
+
+	memset(b->buf, KT_GUARD, KT_BUF);
+	kt_fill(a->buf, len, seq);
+	/* Without IMM the receive WR stays posted: it catches the SEND. */
+	ok = !kt_post_recv(b, 0x8000 + seq, 1, 0);
+	kt_sges(a, sge, 2, 0, len);
+	ok = ok && !ib_post_send(a->qp, &wr.wr, NULL) &&
+	     !kt_poll(a->scq, &swc) &&
+	     kt_wc_is(&swc, wr.wr.wr_id, IB_WC_SUCCESS, IB_WC_RDMA_WRITE, len,
+		      a->qp, false, 0);
+	if (!imm) {
+		/* A zero-length SEND behind it: UC keeps the order. */
+		struct ib_send_wr send = {
+			.wr_id = 0x7800 + seq,
+			.opcode = IB_WR_SEND,
+			.send_flags = IB_SEND_SIGNALED,
+		};
+
+		ok = ok && !ib_post_send(a->qp, &send, NULL) &&
+		     !kt_poll(a->scq, &swc) &&
+		     kt_wc_is(&swc, 0x7800 + seq, IB_WC_SUCCESS, IB_WC_SEND, 0,
+			      a->qp, false, 0);
+	}
+	ok = ok && !kt_poll(b->rcq, &rwc) &&
+	     kt_wc_is(&rwc, 0x8000 + seq, IB_WC_SUCCESS,
+		      imm ? IB_WC_RECV_RDMA_WITH_IMM : IB_WC_RECV,
+		      imm ? len : 0, b->qp, imm, 0xbeef0000 + seq);
+	ok = ok && kt_check(b->buf + off, len, seq, 64);
+	ok = ok && memchr_inv(b->buf, KT_GUARD, off) == NULL;
+	kt_result(ok, "ib_post_send %s of %u bytes to offset %u through the unsafe global rkey: CQEs exact, data exact, bytes around untouched",
+		  imm ? "RDMA_WRITE_WITH_IMM" : "RDMA_WRITE", len, off);
+}
+
+static void kt_datapath(struct kt_ep *a, struct kt_ep *b)
+{
+	static const u32 sizes[] = {
+		0, 1, KT_MTU - 1, KT_MTU, KT_MTU + 1, 3 * KT_MTU + 5,
+		16 * KT_MTU,
+	};
+	struct ib_qp_init_attr init;
+	struct ib_qp_attr attr;
+	bool ok;
+	int i;
+
+	ok = !ib_query_qp(a->qp, &attr, IB_QP_STATE | IB_QP_PATH_MTU |
+			  IB_QP_DEST_QPN | IB_QP_SQ_PSN, &init) &&
+	     attr.qp_state == IB_QPS_RTS &&
+	     attr.path_mtu == ib_mtu_int_to_enum(KT_MTU) &&
+	     attr.dest_qp_num == b->qp->qp_num && attr.sq_psn == 0x123 &&
+	     init.qp_type == IB_QPT_UC && init.cap.max_send_wr >= KT_WR &&
+	     init.cap.max_send_sge >= KT_SGE;
+	kt_result(ok, "ib_query_qp of a kernel UC QP: RTS, path MTU %u, dest QPN, SQ PSN and caps as set",
+		  KT_MTU);
+
+	for (i = 0; i < ARRAY_SIZE(sizes); i++)
+		kt_send(a, b, sizes[i], 1, false);
+	kt_send(a, b, 3 * KT_MTU + 5, KT_SGE, false);
+	kt_send(a, b, KT_MTU + 1, KT_SGE, true);
+	kt_send(a, b, 0, 1, true);
+	kt_write(a, b, 1, 0, false);
+	kt_write(a, b, 3 * KT_MTU + 5, 100, false);
+	kt_write(a, b, 2 * KT_MTU, 8, true);
+}
+
+/*
+ * Posting limits and flush, on a QP in INIT (the SQ is not processed):
+ * too many SGEs and an opcode UC lacks are EINVAL with bad_wr; a full SQ
+ * and RQ are ENOMEM; ERR flushes every WR in order.
+ */
+static void kt_posting(struct kt_ep *a)
+{
+	struct ib_sge sge[KT_SGE + 1];
+	struct ib_send_wr wr[2], *swr;
+	const struct ib_send_wr *bad;
+	const struct ib_recv_wr *rbad;
+	struct ib_recv_wr rwr;
+	struct ib_wc wc;
+	u32 nsq = 0, nrq = 0, i;
+	bool ok;
+	int err;
+
+	if (kt_init(a)) {
+		kt_result(false, "posting: RESET->INIT");
+		return;
+	}
+	kt_sges(a, sge, KT_SGE + 1, 0, 64);
+	memset(wr, 0, sizeof(wr));
+	wr[0].wr_id = 1;
+	wr[0].opcode = IB_WR_SEND;
+	wr[0].sg_list = sge;
+	wr[0].num_sge = 1;
+	wr[0].send_flags = IB_SEND_SIGNALED;
+	wr[0].next = &wr[1];
+	wr[1] = wr[0];
+	wr[1].wr_id = 2;
+	wr[1].num_sge = a->cap.max_send_sge + 1;
+	wr[1].next = NULL;
+	bad = NULL;
+	err = ib_post_send(a->qp, wr, &bad);
+	ok = err == -EINVAL && bad == &wr[1];
+	nsq += ok;			/* the first one was posted */
+	kt_result(ok, "ib_post_send: num_sge %u > max_send_sge: -EINVAL, bad_wr the offending WR (got %d)",
+		  a->cap.max_send_sge + 1, err);
+
+	wr[1].num_sge = 1;
+	wr[1].opcode = IB_WR_RDMA_READ;
+	bad = NULL;
+	err = ib_post_send(a->qp, &wr[1], &bad);
+	kt_result(err == -EINVAL && bad == &wr[1],
+		  "ib_post_send: RDMA_READ on a UC QP: -EINVAL, bad_wr set (got %d)",
+		  err);
+
+	swr = &wr[0];
+	swr->next = NULL;
+	err = 0;
+	for (i = 0; i < 4 * KT_WR && !err; i++) {
+		swr->wr_id = 0x100 + nsq;
+		err = ib_post_send(a->qp, swr, &bad);
+		nsq += !err;
+	}
+	ok = err == -ENOMEM && bad == swr && nsq >= KT_WR;
+	kt_result(ok, "ib_post_send: a full SQ (%u WRs) returns -ENOMEM (got %d)",
+		  nsq, err);
+
+	memset(&rwr, 0, sizeof(rwr));
+	rwr.sg_list = sge;
+	rwr.num_sge = a->cap.max_recv_sge + 1;
+	err = ib_post_recv(a->qp, &rwr, &rbad);
+	kt_result(err == -EINVAL && rbad == &rwr,
+		  "ib_post_recv: num_sge > max_recv_sge: -EINVAL, bad_wr set (got %d)",
+		  err);
+	rwr.num_sge = 1;
+	err = 0;
+	for (i = 0; i < 4 * KT_WR && !err; i++) {
+		rwr.wr_id = 0x900 + nrq;
+		err = ib_post_recv(a->qp, &rwr, &rbad);
+		nrq += !err;
+	}
+	kt_result(err == -ENOMEM && rbad == &rwr && nrq >= KT_WR,
+		  "ib_post_recv: a full RQ (%u WRs) returns -ENOMEM (got %d)",
+		  nrq, err);
+
+	ok = !kt_to_err(a);
+	for (i = 0; ok && i < nsq; i++)
+		ok = !kt_poll(a->scq, &wc) &&
+		     kt_wc_is(&wc, i ? 0x100 + i : 1, IB_WC_WR_FLUSH_ERR, 0, 0,
+			      a->qp, false, 0);
+	ok = ok && kt_cq_empty(a->scq);
+	kt_result(ok, "ERR flushes the %u posted send WRs in order with IB_WC_WR_FLUSH_ERR, nothing more",
+		  nsq);
+	for (i = 0; ok && i < nrq; i++)
+		ok = !kt_poll(a->rcq, &wc) &&
+		     kt_wc_is(&wc, 0x900 + i, IB_WC_WR_FLUSH_ERR, 0, 0, a->qp,
+			      false, 0);
+	ok = ok && kt_cq_empty(a->rcq);
+	kt_result(ok, "ERR flushes the %u posted receive WRs in order with IB_WC_WR_FLUSH_ERR, nothing more",
+		  nrq);
+}
+
+/* Completions delivered through ib_alloc_cq(IB_POLL_SOFTIRQ) and wr_cqe. */
+struct kt_done {
+	struct ib_cqe cqe;
+	struct completion done;
+	struct ib_wc wc;
+};
+
+static void kt_done_fn(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct kt_done *d = container_of(wc->wr_cqe, struct kt_done, cqe);
+
+	d->wc = *wc;
+	complete(&d->done);
+}
+
+static void kt_softirq(struct kt_ep *a, struct kt_ep *b)
+{
+	struct kt_done sd, rd;
+	struct ib_sge ssge, rsge;
+	struct ib_send_wr wr = {
+		.wr_cqe = &sd.cqe,
+		.sg_list = &ssge,
+		.num_sge = 1,
+		.opcode = IB_WR_SEND_WITH_IMM,
+		.send_flags = IB_SEND_SIGNALED,
+		.ex.imm_data = cpu_to_be32(0x51c0),
+	};
+	struct ib_recv_wr rwr = {
+		.wr_cqe = &rd.cqe,
+		.sg_list = &rsge,
+		.num_sge = 1,
+	};
+	bool ok;
+	int round;
+
+	for (round = 0; round < 3; round++) {
+		sd.cqe.done = kt_done_fn;
+		rd.cqe.done = kt_done_fn;
+		init_completion(&sd.done);
+		init_completion(&rd.done);
+		memset(b->buf, KT_GUARD, KT_BUF);
+		kt_fill(a->buf, 2 * KT_MTU + 3, round);
+		kt_sges(a, &ssge, 1, 0, 2 * KT_MTU + 3);
+		kt_sges(b, &rsge, 1, 0, 4 * KT_MTU);
+		ok = !ib_post_recv(b->qp, &rwr, NULL) &&
+		     !ib_post_send(a->qp, &wr, NULL) &&
+		     wait_for_completion_timeout(&sd.done, KT_TIMEOUT) &&
+		     wait_for_completion_timeout(&rd.done, KT_TIMEOUT);
+		ok = ok && sd.wc.status == IB_WC_SUCCESS &&
+		     sd.wc.opcode == IB_WC_SEND && rd.wc.status == IB_WC_SUCCESS &&
+		     rd.wc.opcode == IB_WC_RECV &&
+		     rd.wc.byte_len == 2 * KT_MTU + 3 &&
+		     (rd.wc.wc_flags & IB_WC_WITH_IMM) &&
+		     rd.wc.ex.imm_data == cpu_to_be32(0x51c0) &&
+		     kt_check(b->buf, 2 * KT_MTU + 3, round, 64);
+		if (!ok)
+			break;
+	}
+	kt_result(ok, "ib_alloc_cq(IB_POLL_SOFTIRQ): 3 rounds of SEND_WITH_IMM, each completion handler called with the exact CQE (CQ armed and re-armed)");
+}
+
+/*
+ * Address handles: created and destroyed in atomic context (no
+ * RDMA_CREATE_AH_SLEEPABLE), query returns the path; paths snaa cannot
+ * use are -EINVAL.
+ */
+static void kt_ah(struct kt_ep *a, struct kt_ep *b)
+{
+	struct rdma_ah_attr attr = {}, q = {};
+	static DEFINE_SPINLOCK(lock);
+	const struct ib_global_route *grh;
+	union ib_gid gid;
+	struct ib_ah *ah;
+	bool ok;
+	int err;
+
+	attr.type = rdma_ah_find_type(a->dev, 1);
+	rdma_ah_set_port_num(&attr, 1);
+	rdma_ah_set_grh(&attr, &b->gid, 0x12345, a->sgid_index, 17, 0x28);
+
+	spin_lock(&lock);
+	ah = rdma_create_ah(a->pd, &attr, 0);
+	spin_unlock(&lock);
+	ok = !IS_ERR(ah);
+	kt_result(ok, "rdma_create_ah (not sleepable) under a spinlock: %d",
+		  ok ? 0 : (int)PTR_ERR(ah));
+	if (!ok)
+		return;
+
+	err = rdma_query_ah(ah, &q);
+	grh = rdma_ah_read_grh(&q);
+	ok = !err && q.type == attr.type && rdma_ah_get_port_num(&q) == 1 &&
+	     (rdma_ah_get_ah_flags(&q) & IB_AH_GRH) &&
+	     !memcmp(grh->dgid.raw, b->gid.raw, sizeof(gid)) &&
+	     grh->flow_label == 0x12345 && grh->sgid_index == a->sgid_index &&
+	     grh->hop_limit == 17 && grh->traffic_class == 0x28;
+	spin_lock(&lock);
+	rdma_destroy_ah(ah, 0);
+	spin_unlock(&lock);
+	kt_result(ok, "rdma_query_ah returns the dgid, sgid index, flow label, hop limit and traffic class it was created with (err %d); destroyed under a spinlock",
+		  err);
+
+	/* Multicast destination (::ffff:224.0.0.1): snaa has no multicast. */
+	memset(&gid, 0, sizeof(gid));
+	gid.raw[10] = 0xff;
+	gid.raw[11] = 0xff;
+	gid.raw[12] = 224;
+	gid.raw[15] = 1;
+	rdma_ah_set_grh(&attr, &gid, 0, a->sgid_index, 64, 0);
+	ah = rdma_create_ah(a->pd, &attr, RDMA_CREATE_AH_SLEEPABLE);
+	kt_result(PTR_ERR_OR_ZERO(ah) == -EINVAL,
+		  "rdma_create_ah to a multicast GID: -EINVAL (got %d)",
+		  (int)PTR_ERR_OR_ZERO(ah));
+	if (!IS_ERR(ah))
+		rdma_destroy_ah(ah, RDMA_DESTROY_AH_SLEEPABLE);
+
+	/* An IPv6 destination from an IPv4 source GID. */
+	memset(&gid, 0, sizeof(gid));
+	gid.raw[0] = 0x20;
+	gid.raw[1] = 0x01;
+	gid.raw[2] = 0x0d;
+	gid.raw[3] = 0xb8;
+	gid.raw[15] = 2;
+	rdma_ah_set_grh(&attr, &gid, 0, a->sgid_index, 64, 0);
+	ah = rdma_create_ah(a->pd, &attr, RDMA_CREATE_AH_SLEEPABLE);
+	kt_result(PTR_ERR_OR_ZERO(ah) == -EINVAL,
+		  "rdma_create_ah from an IPv4 GID to an IPv6 GID: -EINVAL (got %d)",
+		  (int)PTR_ERR_OR_ZERO(ah));
+	if (!IS_ERR(ah))
+		rdma_destroy_ah(ah, RDMA_DESTROY_AH_SLEEPABLE);
+}
+
+/* Open both ends, connect them, run @fn, close. */
+static void kt_pair(const char *what, bool softirq,
+		    void (*fn)(struct kt_ep *a, struct kt_ep *b))
+{
+	struct kt_ep a, b;
+	bool ok;
+
+	kt_diag("%s: %s (%s) -> %s (%s)", what, dev_a, addr_a, dev_b, addr_b);
+	ok = !kt_ep_open(&a, dev_a, addr_a, 0, softirq);
+	ok = !kt_ep_open(&b, dev_b, addr_b, IB_PD_UNSAFE_GLOBAL_RKEY,
+			 softirq) && ok;
+	ok = ok && b.pd->unsafe_global_rkey && a.pd->local_dma_lkey &&
+	     !kt_init(&a) && !kt_init(&b) && !kt_connect(&a, &b) &&
+	     !kt_connect(&b, &a);
+	kt_result(ok, "%s: PDs (DMA MRs), CQs and UC QPs created and connected",
+		  what);
+	if (ok)
+		fn(&a, &b);
+	kt_ep_close(&b);
+	kt_ep_close(&a);
+}
+
+static void kt_single(const char *what, void (*fn)(struct kt_ep *a))
+{
+	struct kt_ep a;
+
+	if (kt_ep_open(&a, dev_a, addr_a, 0, false)) {
+		kt_result(false, "%s: setup", what);
+		kt_ep_close(&a);
+		return;
+	}
+	fn(&a);
+	kt_ep_close(&a);
+}
+
+static void kt_ah_pair(struct kt_ep *a, struct kt_ep *b)
+{
+	kt_ah(a, b);
+}
+
+static int __init snaa_ktest_init(void)
+{
+	pr_info("KTAP version 1\n");
+	kt_pair("polled CQs", false, kt_datapath);
+	kt_pair("softirq CQs", true, kt_softirq);
+	kt_single("posting", kt_posting);
+	kt_pair("address handles", false, kt_ah_pair);
+	pr_info("1..%d\n", kt_num);
+	pr_info("# %d passed, %d failed\n", kt_num - kt_failed, kt_failed);
+	return kt_failed ? -EINVAL : 0;
+}
+
+static void __exit snaa_ktest_exit(void)
+{
+}
+
+module_init(snaa_ktest_init);
+module_exit(snaa_ktest_exit);
+
+MODULE_AUTHOR("The snaa authors");
+MODULE_DESCRIPTION("snaa in-kernel consumer test");
+MODULE_LICENSE("Dual BSD/GPL");
