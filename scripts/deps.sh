@@ -4,7 +4,11 @@
 # Idempotent: apt-get runs only when something is missing.
 #
 # SNAA_BACKPORTS=1 also installs the 6.12 kernel (image + headers) from
-# bookworm-backports for the compatibility matrix.
+# bookworm-backports for the compatibility matrix, adding the apt source
+# for bookworm-backports if there is none.  Only the versioned 6.12
+# packages are installed: bookworm's 6.1 stays the default kernel (see
+# scripts/kver.sh), and linux-libc-dev, linux-perf and the linux-image-amd64
+# / linux-headers-amd64 meta-packages keep their bookworm versions.
 set -eu
 
 pkgs="build-essential pkg-config linux-headers-amd64 linux-image-amd64
@@ -13,7 +17,6 @@ rdma-core libibverbs-dev librdmacm-dev ibverbs-utils rdmacm-utils
 perftest iproute2 procps"
 
 bpo_list=/etc/apt/sources.list.d/snaa-bookworm-backports.list
-bpo_pkgs="linux-image-6.12*-amd64 linux-headers-6.12*-amd64"
 
 missing=
 for p in $pkgs; do
@@ -38,7 +41,8 @@ if [ "$(id -u)" != 0 ]; then
 fi
 
 export DEBIAN_FRONTEND=noninteractive
-if [ -n "$need_bpo" ] && [ ! -e "$bpo_list" ]; then
+if [ -n "$need_bpo" ] && [ ! -e "$bpo_list" ] &&
+   ! grep -rqsE '^[^#]*bookworm-backports' /etc/apt/sources.list /etc/apt/sources.list.d/; then
 	echo "deb http://deb.debian.org/debian bookworm-backports main" > "$bpo_list"
 fi
 echo "deps: installing:$missing${need_bpo:+ (and the 6.12 backports kernel)}"
@@ -48,6 +52,22 @@ if [ -n "$missing" ]; then
 	apt-get install -y -q --no-install-recommends $missing
 fi
 if [ -n "$need_bpo" ]; then
-	apt-get install -y -q --no-install-recommends -t bookworm-backports \
-		linux-image-amd64 linux-headers-amd64
+	# The versioned package the backports meta-package points at, e.g.
+	# linux-image-6.12.95+deb12-amd64.  No "-t bookworm-backports": it
+	# would also upgrade every installed package built from the same
+	# source (linux-libc-dev, linux-perf, the meta-packages).
+	bpo_pkgs=
+	for meta in linux-image-amd64 linux-headers-amd64; do
+		p=$(apt-cache show "$meta/bookworm-backports" 2>/dev/null |
+		    sed -n 's/^Depends: \(linux-[a-z]*-6\.12[^ ,]*-amd64\).*/\1/p' |
+		    sort -V | tail -n 1)
+		if [ -z "$p" ]; then
+			echo "deps: no 6.12 $meta in bookworm-backports" >&2
+			exit 1
+		fi
+		bpo_pkgs="$bpo_pkgs $p"
+	done
+	# shellcheck disable=SC2086
+	apt-get install -y -q --no-install-recommends \
+		-o APT::Get::Upgrade-By-Source-Package=false $bpo_pkgs
 fi
