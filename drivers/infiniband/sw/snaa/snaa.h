@@ -394,7 +394,7 @@ void snaa_ah_av_put(struct snaa_ah_av *aav);
 
 /* snaa_cq.c */
 int snaa_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
-		   struct ib_udata *udata);
+		   SNAA_CREATE_CQ_UARG *uarg);
 int snaa_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata);
 int snaa_cq_post(struct snaa_cq *cq, const struct snaa_cqe *cqe,
 		 struct snaa_qp *qp, bool solicited);

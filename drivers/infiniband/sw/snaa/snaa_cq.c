@@ -15,8 +15,9 @@ struct snaa_kcqe {
 };
 
 int snaa_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
-		   struct ib_udata *udata)
+		   SNAA_CREATE_CQ_UARG *uarg)
 {
+	struct ib_udata *udata = snaa_create_cq_udata(uarg);
 	struct snaa_dev *sdev = to_snaa_dev(ibcq->device);
 	struct snaa_ucontext *uctx = rdma_udata_to_drv_context(udata,
 			struct snaa_ucontext, ibuc);
