@@ -11,12 +11,18 @@
 #
 # KVER selects the Debian kernel to build for and to boot in the VM
 # (default: the oldest installed *-amd64 kernel that has headers, i.e.
-# bookworm's 6.1).  KDIR overrides the kernel build directory.
+# bookworm's 6.1).  KDIR overrides the kernel build directory.  The
+# module for the default kernel is built in place
+# (drivers/infiniband/sw/snaa/snaa.ko); for any other KVER in
+# build/kver/KVER/drivers/infiniband/sw/snaa/ (scripts/modbuild.sh), so
+# "make modules KVER=6.12..." leaves the default build alone.
 
 KVER ?= $(or $(SNAA_KVER),$(shell sh scripts/kver.sh))
 KDIR ?= /lib/modules/$(KVER)/build
-MOD_DIR := drivers/infiniband/sw/snaa
 PWD := $(shell pwd)
+MOD_BUILD := $(PWD)/$(shell sh scripts/modbuild.sh '$(KVER)')
+KTEST_DIR := selftests/snaa/ktest
+KTEST_BUILD := $(PWD)/$(shell sh scripts/modbuild.sh '$(KVER)' $(KTEST_DIR))
 
 export SNAA_KVER := $(KVER)
 
@@ -26,10 +32,11 @@ export SNAA_KVER := $(KVER)
 all: modules provider unit selftests ktest
 
 help:
-	@sed -n '3,15p' Makefile
+	@awk 'NR < 3 { next } /^#/ { print; next } { exit }' Makefile
 
 modules:
-	$(MAKE) -C $(KDIR) M=$(PWD)/$(MOD_DIR) W=1 modules
+	@sh scripts/modbuild.sh --prepare '$(KVER)' >/dev/null
+	$(MAKE) -C $(KDIR) M=$(MOD_BUILD) W=1 modules
 
 provider:
 	$(MAKE) -C userspace/provider
@@ -42,17 +49,20 @@ selftests:
 
 # The in-kernel consumer test module, for the test VM only.
 ktest:
-	$(MAKE) -C $(KDIR) M=$(PWD)/selftests/snaa/ktest W=1 modules
+	@sh scripts/modbuild.sh --prepare '$(KVER)' $(KTEST_DIR) >/dev/null
+	$(MAKE) -C $(KDIR) M=$(KTEST_BUILD) W=1 modules
 
 sparse:
-	$(MAKE) -C $(KDIR) M=$(PWD)/$(MOD_DIR) W=1 C=2 modules
-	$(MAKE) -C $(KDIR) M=$(PWD)/selftests/snaa/ktest W=1 C=2 modules
+	@sh scripts/modbuild.sh --prepare '$(KVER)' >/dev/null
+	@sh scripts/modbuild.sh --prepare '$(KVER)' $(KTEST_DIR) >/dev/null
+	$(MAKE) -C $(KDIR) M=$(MOD_BUILD) W=1 C=2 modules
+	$(MAKE) -C $(KDIR) M=$(KTEST_BUILD) W=1 C=2 modules
 
 style:
 	sh scripts/style.sh
 
 modules_install:
-	$(MAKE) -C $(KDIR) M=$(PWD)/$(MOD_DIR) INSTALL_MOD_DIR=updates \
+	$(MAKE) -C $(KDIR) M=$(MOD_BUILD) INSTALL_MOD_DIR=updates \
 		$(if $(DESTDIR),INSTALL_MOD_PATH=$(DESTDIR)) modules_install
 	$(if $(DESTDIR),,depmod -a $(KVER))
 
@@ -85,8 +95,8 @@ demo: deps
 	selftests/vm/run -- sh scripts/demo.sh
 
 clean:
-	$(MAKE) -C $(KDIR) M=$(PWD)/$(MOD_DIR) clean
-	$(MAKE) -C $(KDIR) M=$(PWD)/selftests/snaa/ktest clean
+	if [ -d $(MOD_BUILD) ]; then $(MAKE) -C $(KDIR) M=$(MOD_BUILD) clean; fi
+	if [ -d $(KTEST_BUILD) ]; then $(MAKE) -C $(KDIR) M=$(KTEST_BUILD) clean; fi
 	$(MAKE) -C userspace/provider clean
 	$(MAKE) -C tests/unit clean
 	$(MAKE) -C selftests/snaa clean

@@ -84,6 +84,8 @@ BENCH_TOP=$(cd "$BENCH_DIR/.." && pwd)
 # snaa_install_module, snaa_use_build_provider; sourced first so that the
 # definitions below win should lib.sh ever use the same names.
 if [ -f "$BENCH_TOP/selftests/snaa/lib.sh" ]; then
+	# lib.sh derives the tree from $0 (selftests/snaa/X.sh): set it here.
+	SNAA_TOP=$BENCH_TOP
 	# shellcheck source=../selftests/snaa/lib.sh
 	. "$BENCH_TOP/selftests/snaa/lib.sh"
 fi
@@ -235,7 +237,7 @@ setup_snaa() {
 		{ log "no selftests/snaa/lib.sh"; return 1; }
 	# lib.sh derives the tree from $0 (selftests/snaa/X.sh): set it here.
 	SNAA_TOP=$BENCH_TOP
-	ko=$SNAA_TOP/drivers/infiniband/sw/snaa/snaa.ko
+	ko=$SNAA_TOP/$(sh "$SNAA_TOP/scripts/modbuild.sh" "$(uname -r)")/snaa.ko
 	prov=$SNAA_TOP/userspace/provider/libsnaa-rdmav34.so
 	# The VM sees the host tree live and other builds may replace these
 	# files during the run: use private copies, taken now.

@@ -6,10 +6,16 @@
 # distribution modules (symlinked).  Running depmod inside the VM takes
 # about a minute under TCG; here it takes a second.  The VM copies
 # build/modroot/KVER/{modules.*,updates/} over its /lib/modules/KVER.
+#
+#   scripts/modroot.sh [KVER [KO]]
+#
+# KVER defaults to $SNAA_KVER, else scripts/kver.sh; KO to the module
+# built for KVER (scripts/modbuild.sh).  Each KVER has its own staging
+# tree, so staging one kernel leaves the others alone.
 set -eu
 cd "$(dirname "$0")/.."
 kver=${1:-${SNAA_KVER:-$(sh scripts/kver.sh)}}
-ko=${2:-drivers/infiniband/sw/snaa/snaa.ko}
+ko=${2:-$(sh scripts/modbuild.sh "$kver")/snaa.ko}
 root=build/modroot
 dir=$root/lib/modules/$kver
 

@@ -19,7 +19,8 @@ UC_TEST_SOURCED=1
 # shellcheck source=lib.sh
 . "$UC_HERE/lib.sh"
 
-KTEST_KO=${KTEST_KO:-$UC_HERE/ktest/snaa_ktest.ko}
+# Built by "make ktest" for the running kernel (scripts/modbuild.sh).
+KTEST_KO=${KTEST_KO:-$SNAA_TOP/$(sh "$SNAA_TOP/scripts/modbuild.sh" "$(uname -r)" selftests/snaa/ktest)/snaa_ktest.ko}
 
 # ktest_run NAME PARAMS...: one insmod of the test module.
 ktest_run() {

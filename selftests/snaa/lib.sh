@@ -7,7 +7,9 @@
 # host.
 
 SNAA_TOP=${SNAA_TOP:-$(cd "$(dirname "$0")/../.." && pwd)}
-SNAA_KO=$SNAA_TOP/drivers/infiniband/sw/snaa/snaa.ko
+# The module built for the running kernel (scripts/modbuild.sh): in place
+# for the default kernel, under build/kver/KVER/ for another one.
+SNAA_KO=$SNAA_TOP/$(sh "$SNAA_TOP/scripts/modbuild.sh" "$(uname -r)")/snaa.ko
 SNAA_PROVIDER=$SNAA_TOP/userspace/provider/libsnaa
 
 ktap_n=0
