@@ -3,7 +3,10 @@
 # snaa top-level build.
 #
 #   make            module (W=1) + rdma-core provider + host tests
-#   make check      deps, build, host unit tests, VM tests; ends "N passed, N failed"
+#   make check      deps, build, host unit tests, VM tests on the default
+#                   kernel and on 6.12 (from bookworm-backports, installed by
+#                   the deps step; SNAA_BACKPORTS=0 skips it); ends
+#                   "N passed, N failed"
 #   make demo       deps, build, boot the VM, show an snaa device
 #   make install    module + provider (honours DESTDIR)
 #   make deps       install the build/test dependencies with apt-get
@@ -26,8 +29,9 @@ KTEST_BUILD := $(PWD)/$(shell sh scripts/modbuild.sh '$(KVER)' $(KTEST_DIR))
 
 export SNAA_KVER := $(KVER)
 
-.PHONY: all modules provider unit selftests ktest install modules_install dkms-install \
-	check check-host check-vm demo deps style sparse clean help bench
+.PHONY: all modules provider unit selftests ktest install modules_install \
+	dkms-install check check-deps check-host check-vm check-compat demo deps \
+	style sparse clean help bench
 
 all: modules provider unit selftests ktest
 
@@ -75,7 +79,11 @@ dkms-install:
 deps:
 	sh scripts/deps.sh
 
-check: deps
+# make check also needs the 6.12 kernel from bookworm-backports.
+check-deps:
+	SNAA_BACKPORTS=$${SNAA_BACKPORTS:-1} sh scripts/deps.sh
+
+check: check-deps
 	$(MAKE) all
 	sh scripts/check.sh
 
@@ -84,6 +92,9 @@ check-host: all
 
 check-vm: all
 	sh scripts/check.sh vm
+
+check-compat: all
+	sh scripts/check.sh compat
 
 # bench.sh builds what it measures itself (and still measures rxe and the
 # UDP ceiling if the snaa build fails).

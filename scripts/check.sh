@@ -3,7 +3,20 @@
 #
 # Run the test suites and print the total as "N passed, N failed".
 #
-#   scripts/check.sh [host|vm|all]     (default: all)
+#   scripts/check.sh [host|kbuild|vm|compat|all]     (default: all)
+#
+#   host    unit tests and provider tests on the host
+#   kbuild  W=1 + sparse build of snaa.ko for the default kernel and for
+#           every compat kernel (scripts/kbuild-check.sh)
+#   vm      the VM runner's self-test and every VM test on the default
+#           kernel ($SNAA_KVER, else scripts/kver.sh: bookworm's 6.1)
+#   compat  the VM tests in $SNAA_COMPAT_TESTS on every compat kernel
+#           (builds the module for it first)
+#
+# The compat kernels are $SNAA_COMPAT_KVERS if set (empty: none), else the
+# newest installed 6.12 *-amd64 kernel with headers (bookworm-backports,
+# "SNAA_BACKPORTS=1 make deps"); with none installed that is a failure
+# unless SNAA_BACKPORTS=0.
 #
 # Every suite prints KTAP; each "ok N" / "not ok N" line at the start of
 # a line counts as one test.  A suite that exits non-zero without
@@ -15,6 +28,29 @@ cd "$(dirname "$0")/.." || exit 1
 what=${1:-all}
 : "${SNAA_KVER:=$(sh scripts/kver.sh)}"
 export SNAA_KVER
+: "${SNAA_COMPAT_TESTS:=device.sh uc_snaa.sh uc_interop.sh malformed.sh verbs.sh}"
+
+# The newest 6.12 kernel that has headers and an image, unless it is the
+# default kernel already.
+compat_kvers() {
+	for d in /lib/modules/6.12.*-amd64; do
+		v=${d##*/}
+		[ -d "$d/build" ] && [ -e "/boot/vmlinuz-$v" ] &&
+			[ "$v" != "$SNAA_KVER" ] && echo "$v"
+	done | sort -V | tail -n 1
+}
+if [ -z "${SNAA_COMPAT_KVERS+set}" ]; then
+	SNAA_COMPAT_KVERS=$(compat_kvers)
+	case $SNAA_KVER in
+	6.12.*) ;;	# the default kernel is 6.12 already
+	*)
+		if [ -z "$SNAA_COMPAT_KVERS" ] &&
+		   [ "${SNAA_BACKPORTS:-1}" != 0 ]; then
+			no_compat="no 6.12 kernel with headers installed (SNAA_BACKPORTS=1 make deps)"
+		fi
+		;;
+	esac
+fi
 
 log=$(mktemp /tmp/snaa-check.XXXXXX)
 trap 'rm -f "$log" "$log.out"' EXIT
@@ -25,8 +61,10 @@ suite() {
 	name=$1
 	shift
 	echo "# ---- suite $name: $*"
+	t0=$(date +%s)
 	"$@" > "$log.out" 2>&1
 	rc=$?
+	secs=$(($(date +%s) - t0))
 	cat "$log.out"
 	p=$(grep -cE '^ok [0-9]+' "$log.out")
 	f=$(grep -cE '^not ok [0-9]+' "$log.out")
@@ -38,7 +76,7 @@ suite() {
 		echo "not ok - suite $name ran no test"
 		f=1
 	fi
-	echo "# ---- suite $name: $p passed, $f failed (exit $rc)"
+	echo "# ---- suite $name: $p passed, $f failed (exit $rc, ${secs}s)"
 	passed=$((passed + p))
 	failed=$((failed + f))
 }
@@ -48,11 +86,40 @@ if [ "$what" = host ] || [ "$what" = all ]; then
 	suite provider make -s -C userspace/provider check
 fi
 
+if [ "$what" = kbuild ] || [ "$what" = all ]; then
+	for k in "$SNAA_KVER" $SNAA_COMPAT_KVERS; do
+		suite "kbuild-$k" sh scripts/kbuild-check.sh "$k"
+	done
+fi
+
 if [ "$what" = vm ] || [ "$what" = all ]; then
 	sh scripts/modroot.sh "$SNAA_KVER" || failed=$((failed + 1))
 	suite vm-runner bash selftests/vm/selftest.sh
 	suite vm-device selftests/vm/run --timeout 900 -- \
 		sh selftests/snaa/run_tests.sh
+fi
+
+if [ "$what" = compat ] || [ "$what" = all ]; then
+	if [ -n "${no_compat:-}" ]; then
+		echo "not ok - compat: $no_compat"
+		failed=$((failed + 1))
+	fi
+	for k in $SNAA_COMPAT_KVERS; do
+		# "all" built it in the kbuild step already.
+		if [ "$what" = compat ]; then
+			make -s modules KVER="$k" >/dev/null 2>&1 ||
+				echo "# compat: make modules KVER=$k failed"
+		fi
+		if ! sh scripts/modroot.sh "$k"; then
+			echo "not ok - compat: scripts/modroot.sh $k"
+			failed=$((failed + 1))
+			continue
+		fi
+		# shellcheck disable=SC2086 # a list of test names
+		suite "vm-$k" selftests/vm/run --kernel "$k" \
+			--timeout 900 -- sh selftests/snaa/run_tests.sh \
+			$SNAA_COMPAT_TESTS
+	done
 fi
 
 echo "$passed passed, $failed failed"
