@@ -122,5 +122,9 @@ if [ "$what" = compat ] || [ "$what" = all ]; then
 	done
 fi
 
+if [ $((passed + failed)) = 0 ]; then
+	echo "not ok - no test ran"
+	failed=1
+fi
 echo "$passed passed, $failed failed"
 [ "$failed" = 0 ]
