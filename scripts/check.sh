@@ -28,7 +28,7 @@ cd "$(dirname "$0")/.." || exit 1
 what=${1:-all}
 : "${SNAA_KVER:=$(sh scripts/kver.sh)}"
 export SNAA_KVER
-: "${SNAA_COMPAT_TESTS:=device.sh uc_snaa.sh uc_interop.sh malformed.sh verbs.sh}"
+: "${SNAA_COMPAT_TESTS:=device.sh uc_snaa.sh uc_interop.sh malformed.sh verbs.sh ktest.sh}"
 
 # The newest 6.12 kernel that has headers and an image, unless it is the
 # default kernel already.
@@ -107,8 +107,8 @@ if [ "$what" = compat ] || [ "$what" = all ]; then
 	for k in $SNAA_COMPAT_KVERS; do
 		# "all" built it in the kbuild step already.
 		if [ "$what" = compat ]; then
-			make -s modules KVER="$k" >/dev/null 2>&1 ||
-				echo "# compat: make modules KVER=$k failed"
+			make -s modules ktest KVER="$k" >/dev/null 2>&1 ||
+				echo "# compat: make modules ktest KVER=$k failed"
 		fi
 		if ! sh scripts/modroot.sh "$k"; then
 			echo "not ok - compat: scripts/modroot.sh $k"

@@ -1,16 +1,16 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 #
-# Build snaa.ko from scratch for one kernel and check that the build is
-# clean (KTAP):
+# Build snaa.ko and the test module snaa_ktest.ko from scratch for one
+# kernel and check that the build is clean (KTAP):
 #
 #   scripts/kbuild-check.sh [KVER]     (default: scripts/kver.sh)
 #
-# 1. "make modules KVER=..." (W=1) succeeds, 2. without a compiler warning,
-# 3. the module is built for KVER, 4. "make sparse KVER=..." (sparse over
-# every file, C=2) reports nothing.  The module is built where
-# "make modules KVER=..." puts it (scripts/modbuild.sh), so it is the one
-# the VM tests for KVER load.
+# 1. "make modules ktest KVER=..." (W=1) succeeds, 2. without a compiler
+# warning, 3.-4. both modules are built for KVER, 5. "make sparse
+# KVER=..." (sparse over every file, C=2) reports nothing.  The modules
+# are built where "make modules ktest KVER=..." puts them
+# (scripts/modbuild.sh), so they are the ones the VM tests for KVER load.
 set -u
 cd "$(dirname "$0")/.." || exit 1
 kver=${1:-$(sh scripts/kver.sh)}
@@ -41,18 +41,21 @@ show_log() {
 
 echo "KTAP version 1"
 echo "# suite: kbuild-$kver"
-echo "1..4"
+echo "1..5"
 kdir=/lib/modules/$kver/build
-if ! mod=$(sh scripts/modbuild.sh --prepare "$kver") || [ ! -d "$kdir" ]; then
+if ! mod=$(sh scripts/modbuild.sh --prepare "$kver") ||
+   ! ktest=$(sh scripts/modbuild.sh --prepare "$kver" selftests/snaa/ktest) ||
+   [ ! -d "$kdir" ]; then
 	echo "# no build directory for $kver ($kdir)"
 	echo "Bail out! cannot build for $kver"
 	exit 1
 fi
-ko=$mod/snaa.ko
 
 # Make every file compile again so that every warning shows.
 make -C "$kdir" M="$PWD/$mod" clean >/dev/null 2>&1
-if make modules KVER="$kver" >"$log" 2>&1 && [ -f "$ko" ]; then
+make -C "$kdir" M="$PWD/$ktest" clean >/dev/null 2>&1
+if make modules ktest KVER="$kver" >"$log" 2>&1 &&
+   [ -f "$mod/snaa.ko" ] && [ -f "$ktest/snaa_ktest.ko" ]; then
 	ok "W=1 build for $kver"
 else
 	show_log 'error|Error'
@@ -64,13 +67,15 @@ if grep -qE '(warning|error):' "$log"; then
 else
 	ok "W=1 build for $kver has no compiler warning"
 fi
-vermagic=$(modinfo -F vermagic "$ko" 2>/dev/null)
-if [ "${vermagic%% *}" = "$kver" ]; then
-	ok "$ko is built for $kver"
-else
-	echo "# vermagic: '$vermagic'"
-	not_ok "$ko is built for $kver"
-fi
+for ko in "$mod/snaa.ko" "$ktest/snaa_ktest.ko"; do
+	vermagic=$(modinfo -F vermagic "$ko" 2>/dev/null)
+	if [ "${vermagic%% *}" = "$kver" ]; then
+		ok "$ko is built for $kver"
+	else
+		echo "# vermagic: '$vermagic'"
+		not_ok "$ko is built for $kver"
+	fi
+done
 # Up to date now: this runs sparse over every file, compiles nothing.
 if make sparse KVER="$kver" >"$log" 2>&1 &&
    ! grep -qE '(warning|error):' "$log"; then
