@@ -97,7 +97,7 @@ check_eq "max_mr" "$(devinfo_field snaa0 max_mr)" "65536"
 check_eq "max_mr_size" "$(devinfo_field snaa0 max_mr_size)" "0x10000000000"
 check_eq "max_pd" "$(devinfo_field snaa0 max_pd)" "65536"
 check_eq "max_srq (no SRQ)" "$(devinfo_field snaa0 max_srq)" "0"
-check_eq "max_ah (no AH yet)" "$(devinfo_field snaa0 max_ah)" "0"
+check_eq "max_ah" "$(devinfo_field snaa0 max_ah)" "65536"
 
 # --- GIDs ------------------------------------------------------------------
 gids=$(ibv_devinfo -v -d snaa0 2>&1 | grep 'GID\[')
