@@ -26,8 +26,12 @@ void opt_usage_error(const char *fmt, ...)
 	exit(OPT_EXIT_USAGE);
 }
 
-void opt_getopt_error(char **argv)
+void opt_help_or_error(int c, char **argv, void (*usage)(FILE *f))
 {
+	if (c == 'h') {
+		usage(stdout);
+		exit(0);
+	}
 	/* getopt_long() sets optopt to the val of a long option that lacks
 	 * its argument; the programs number theirs from 256 on */
 	if (optopt >= 256)

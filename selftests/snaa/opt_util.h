@@ -15,6 +15,7 @@
 #define SNAA_SELFTEST_OPT_UTIL_H
 
 #include <stdint.h>
+#include <stdio.h>
 
 #define OPT_EXIT_USAGE	2	/* exit status for a usage error */
 
@@ -23,11 +24,13 @@ void opt_usage_error(const char *fmt, ...)
 	__attribute__((format(printf, 1, 2), noreturn));
 
 /*
- * What getopt_long() returned '?' or ':' for, run with opterr = 0 (so
- * that the message has the format above): an unknown option or one
- * that lacks its argument.  Does not return.
+ * The end of every getopt_long() switch (run with opterr = 0, so that
+ * messages have the format above): c is 'h' (--help): usage(stdout) and
+ * exit 0; else c is what getopt_long() returned for an unknown option or
+ * one that lacks its argument: a usage error.  Does not return.
  */
-void opt_getopt_error(char **argv) __attribute__((noreturn));
+void opt_help_or_error(int c, char **argv, void (*usage)(FILE *f))
+	__attribute__((noreturn));
 
 /* Reject operands: argv[optind] and later, if there are any. */
 void opt_no_operands(int argc, char **argv);

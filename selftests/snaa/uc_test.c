@@ -358,12 +358,9 @@ static void parse_args(int argc, char **argv)
 			break;
 		case O_QUIRK: opt.rxe_src_qp_quirk = true; break;
 		case O_KEEP: opt.keep_qps = true; break;
-		case 'h':
-			usage(stdout);
-			exit(0);
 		default:
 			if (!vu_pair_option(c, optarg, &opt.a, &opt.b))
-				opt_getopt_error(argv);
+				opt_help_or_error(c, argv, usage);
 		}
 	}
 	opt_no_operands(argc, argv);

@@ -196,12 +196,9 @@ static void parse_args(int argc, char **argv)
 			memset(opt.run, 0, sizeof(opt.run));
 			opt_list(optarg, "--cases", add_case, NULL);
 			break;
-		case 'h':
-			usage(stdout);
-			exit(0);
 		default:
 			if (!vu_pair_option(c, optarg, &opt.a, &opt.b))
-				opt_getopt_error(argv);
+				opt_help_or_error(c, argv, usage);
 		}
 	}
 	opt_no_operands(argc, argv);
