@@ -153,13 +153,14 @@ check_nomatch() {
 }
 
 # wait_for SECONDS CMD...: poll CMD every 0.1 s until it succeeds.
+# (Its variables have a prefix of their own: callers have a "tries".)
 wait_for() {
-	tries=$(($1 * 10))
+	wf_tries=$(($1 * 10))
 	shift
-	while [ "$tries" -gt 0 ]; do
+	while [ "$wf_tries" -gt 0 ]; do
 		"$@" >/dev/null 2>&1 && return 0
 		sleep 0.1
-		tries=$((tries - 1))
+		wf_tries=$((wf_tries - 1))
 	done
 	return 1
 }
