@@ -165,6 +165,21 @@ wait_for() {
 	return 1
 }
 
+# snaa_gid_index DEV IPV4: print the index of DEV's (port 1) RoCE v2 GID
+# ::ffff:IPV4 (what perftest's -x wants); fail if DEV has none.
+snaa_gid_index() {
+	sg_want=$(echo "$2" | awk -F. '{ printf "0000:0000:0000:0000:0000:ffff:%02x%02x:%02x%02x", $1, $2, $3, $4 }')
+	for sg_f in "/sys/class/infiniband/$1/ports/1/gids/"*; do
+		sg_i=${sg_f##*/}
+		[ "$(cat "$sg_f" 2>/dev/null)" = "$sg_want" ] || continue
+		[ "$(cat "/sys/class/infiniband/$1/ports/1/gid_attrs/types/$sg_i" \
+			2>/dev/null)" = "RoCE v2" ] || continue
+		echo "$sg_i"
+		return 0
+	done
+	return 1
+}
+
 # Install the build-tree module so that modprobe and the rdma-link
 # autoload find it (the VM's /lib/modules is a writable overlay).  The
 # module indexes were made on the host by scripts/modroot.sh; running

@@ -45,20 +45,6 @@ perf_in() {
 	fi
 }
 
-# perf_gid_index DEV IPV4: index of DEV's RoCE v2 GID ::ffff:IPV4.
-perf_gid_index() {
-	want=$(echo "$2" | awk -F. '{ printf "0000:0000:0000:0000:0000:ffff:%02x%02x:%02x%02x", $1, $2, $3, $4 }')
-	for f in "/sys/class/infiniband/$1/ports/1/gids/"*; do
-		i=${f##*/}
-		[ "$(cat "$f" 2>/dev/null)" = "$want" ] || continue
-		[ "$(cat "/sys/class/infiniband/$1/ports/1/gid_attrs/types/$i" \
-			2>/dev/null)" = "RoCE v2" ] || continue
-		echo "$i"
-		return 0
-	done
-	return 1
-}
-
 # perf_listening PORT: a TCP socket listens on PORT.
 # shellcheck disable=SC2317 # called through wait_for
 perf_listening() {
@@ -173,8 +159,8 @@ perf_main() {
 	uc_backlog
 	"setup_$mode"
 	trap '"cleanup_$mode"; exit 130' INT TERM
-	if ! GID_A=$(perf_gid_index "$DEV_A" "$ADDR_A") ||
-	   ! GID_B=$(perf_gid_index "$DEV_B" "$ADDR_B"); then
+	if ! GID_A=$(snaa_gid_index "$DEV_A" "$ADDR_A") ||
+	   ! GID_B=$(snaa_gid_index "$DEV_B" "$ADDR_B"); then
 		"cleanup_$mode"
 		snaa_skip "no RoCE v2 GID for $ADDR_A/$ADDR_B"
 	fi
