@@ -318,11 +318,7 @@ static void parse_args(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "h", lopts, NULL)) != -1) {
 		switch (c) {
 		case O_MTU:
-			opt.mtu = opt_int("--mtu", optarg, 256, 4096);
-			if (opt.mtu & (opt.mtu - 1))
-				opt_usage_error("--mtu: %d is not one of 256, "
-						"512, 1024, 2048, 4096",
-						opt.mtu);
+			opt.mtu = vu_mtu_option("--mtu", optarg);
 			break;
 		case O_SIZES:
 			opt.nsizes = 0;

@@ -472,6 +472,16 @@ enum ibv_mtu vu_path_mtu(const struct vu_dev *a, const struct vu_dev *b)
 	       b->port.active_mtu;
 }
 
+int vu_mtu_option(const char *name, const char *arg)
+{
+	int mtu = opt_int(name, arg, 256, 4096);
+
+	if (mtu & (mtu - 1))
+		opt_usage_error("%s: %d is not one of 256, 512, 1024, 2048, "
+				"4096", name, mtu);
+	return mtu;
+}
+
 enum ibv_mtu vu_mtu_enum(int bytes)
 {
 	switch (bytes) {

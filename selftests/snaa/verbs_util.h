@@ -186,6 +186,10 @@ void vu_pair_options_check(const struct vu_dev *a, const struct vu_dev *b);
 /* The smaller of the two ports' active MTUs. */
 enum ibv_mtu vu_path_mtu(const struct vu_dev *a, const struct vu_dev *b);
 
+/* An MTU option's value: 256, 512, 1024, 2048 or 4096, else a usage
+ * error naming the option name. */
+int vu_mtu_option(const char *name, const char *arg);
+
 /* 256 .. 4096 to IBV_MTU_*; anything else gives IBV_MTU_1024. */
 enum ibv_mtu vu_mtu_enum(int bytes);
 int vu_mtu_bytes(enum ibv_mtu mtu);
