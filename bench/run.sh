@@ -81,14 +81,13 @@ set -u
 BENCH_DIR=$(cd "$(dirname "$0")" && pwd)
 BENCH_TOP=$(cd "$BENCH_DIR/.." && pwd)
 
-# snaa_install_module, snaa_use_build_provider; sourced first so that the
-# definitions below win should lib.sh ever use the same names.
-if [ -f "$BENCH_TOP/selftests/snaa/lib.sh" ]; then
-	# lib.sh derives the tree from $0 (selftests/snaa/X.sh): set it here.
-	SNAA_TOP=$BENCH_TOP
-	# shellcheck source=../selftests/snaa/lib.sh
-	. "$BENCH_TOP/selftests/snaa/lib.sh"
-fi
+# snaa_install_module, snaa_use_build_provider, snaa_gid_index, wait_for;
+# sourced first so that the definitions below win should lib.sh ever use
+# the same names.  lib.sh derives the tree from $0 (selftests/snaa/X.sh):
+# set it here.
+SNAA_TOP=$BENCH_TOP
+# shellcheck source=../selftests/snaa/lib.sh
+. "$BENCH_TOP/selftests/snaa/lib.sh"
 
 DEVS=${SNAA_BENCH_DEVS:-rxe snaa}
 TESTS=${SNAA_BENCH_TESTS:-wbw wlat srate}
@@ -165,29 +164,10 @@ get_cell() {
 
 # ---- setup ---------------------------------------------------------------
 
-# gid_index DEV IPV4: index of DEV's RoCE v2 GID ::ffff:IPV4.
-gid_index() {
-	want=$(echo "$2" | awk -F. '{ printf "0000:0000:0000:0000:0000:ffff:%02x%02x:%02x%02x", $1, $2, $3, $4 }')
-	for f in "/sys/class/infiniband/$1/ports/1/gids/"*; do
-		i=${f##*/}
-		[ "$(cat "$f" 2>/dev/null)" = "$want" ] || continue
-		[ "$(cat "/sys/class/infiniband/$1/ports/1/gid_attrs/types/$i" \
-			2>/dev/null)" = "RoCE v2" ] || continue
-		echo "$i"
-		return 0
-	done
-	return 1
-}
-
 # wait_gid DEV IPV4: set GID to DEV's RoCE v2 index of IPV4 (10 s max).
 wait_gid() {
-	tries=100
-	while [ "$tries" -gt 0 ]; do
-		GID=$(gid_index "$1" "$2") && return 0
-		sleep 0.1
-		tries=$((tries - 1))
-	done
-	return 1
+	wait_for 10 snaa_gid_index "$1" "$2" &&
+		GID=$(snaa_gid_index "$1" "$2")
 }
 
 # veth_ns NAME NS ADDR: put veth end NAME into NS (unless NS is "-") with

@@ -9,23 +9,19 @@ set -eu
 here=$(cd "$(dirname "$0")/../selftests/snaa" && pwd)
 UC_HERE=$here
 UC_TEST_SOURCED=1
+# shellcheck source=../selftests/snaa/uc_test.sh
 . "$here/uc_test.sh"
 setup_snaa
 trap cleanup_snaa EXIT
 
-gid_index() {
-	for f in /sys/class/infiniband/"$1"/ports/1/gids/*; do
-		case $(cat "$f") in *ffff:c612:000"$2") echo "${f##*/}"; return;; esac
-	done
-}
 set -x
 rdma link show
 ibv_devices
 ibv_devinfo -v -d snaa0
-ip netns exec snaa-b ib_write_bw -d snaa1 -x "$(gid_index snaa1 2)" -c UC -F \
+ip netns exec snaa-b ib_write_bw -d snaa1 -x "$(snaa_gid_index snaa1 198.18.0.2)" -c UC -F \
 	-s 65536 -n 2000 >/tmp/demo-server.txt 2>&1 &
 sleep 2
-ip netns exec snaa-a ib_write_bw -d snaa0 -x "$(gid_index snaa0 1)" -c UC -F \
+ip netns exec snaa-a ib_write_bw -d snaa0 -x "$(snaa_gid_index snaa0 198.18.0.1)" -c UC -F \
 	-s 65536 -n 2000 198.18.0.2
 wait
 rdma statistic show link snaa0/1

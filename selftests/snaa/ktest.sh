@@ -77,7 +77,7 @@ ktest_main() {
 	esac
 	uc_vm_only
 	[ -f "$KTEST_KO" ] ||
-		uc_skip "$KTEST_KO not built (make ktest)"
+		snaa_skip "$KTEST_KO not built (make ktest)"
 	uc_backlog
 	setup_snaa
 	trap 'cleanup_snaa; exit 130' INT TERM

@@ -44,6 +44,68 @@ ktap_finish() {
 	exit 1
 }
 
+# snaa_skip REASON: the environment cannot run the test at all: an empty
+# KTAP plan with the reason, exit status 4 (kselftest's skip).
+snaa_skip() {
+	echo "KTAP version 1"
+	echo "1..0 # SKIP $*"
+	exit 4
+}
+
+# snaa_build VAR NAME: set VAR to a usable binary of the selftests/snaa
+# program NAME (see its Makefile).  If VAR is set already, it must name an
+# executable.  Else selftests/snaa/NAME is used if make says it is up to
+# date ("make -C selftests/snaa" builds it), else NAME is built with that
+# Makefile into a temporary directory (the VM's /tmp; nothing is written
+# into the tree).  Skips the test if the program cannot be built.
+snaa_build() {
+	eval "sb_bin=\${$1:-}"
+	if [ -n "$sb_bin" ]; then
+		[ -x "$sb_bin" ] || snaa_skip "$1=$sb_bin is not executable"
+		return 0
+	fi
+	sb_dir=$SNAA_TOP/selftests/snaa
+	if make -s -q -C "$sb_dir" "$2" 2>/dev/null; then
+		sb_bin=$sb_dir/$2
+	else
+		sb_out=$(mktemp -d) || snaa_skip "mktemp failed"
+		sb_bin=$sb_out/$2
+		echo "# building $sb_bin"
+		make -s -C "$sb_dir" OUTPUT="$sb_out" "$sb_bin" >&2 ||
+			snaa_skip "cannot build $2 (libibverbs-dev installed?)"
+	fi
+	eval "$1=\$sb_bin"
+}
+
+# snaa_run TIMEOUT NAME PROG ARGS...: one run of the test program PROG,
+# which prints a KTAP document of its own, killed after TIMEOUT seconds,
+# between "# ==== PROGNAME NAME: ..." lines.  Adds a line to
+# snaa_run_summary and counts the run in snaa_runs_failed unless it exited
+# with 0 (4, kselftest's skip, counts too: a skipped run is no pass).
+snaa_runs_failed=0
+snaa_run_summary=
+snaa_run() {
+	sr_t=$1
+	sr_name=$2
+	sr_prog=$3
+	shift 3
+	echo "# ==== ${sr_prog##*/} $sr_name: $*"
+	sr_start=$(date +%s)
+	timeout -k 10 "$sr_t" "$sr_prog" "$@"
+	sr_rc=$?
+	sr_secs=$(($(date +%s) - sr_start))
+	case $sr_rc in
+	0) sr_res=ok ;;
+	124|137) sr_res="TIMEOUT after ${sr_t}s" ;;
+	4) sr_res="SKIP (exit 4)" ;;
+	*) sr_res="FAILED (exit $sr_rc)" ;;
+	esac
+	[ "$sr_rc" = 0 ] || snaa_runs_failed=$((snaa_runs_failed + 1))
+	echo "# ==== ${sr_prog##*/} $sr_name: $sr_res, ${sr_secs}s"
+	snaa_run_summary="$snaa_run_summary
+# $sr_name: $sr_res, ${sr_secs}s"
+}
+
 # check NAME CMD...: one test that passes iff CMD succeeds.
 check() {
 	name=$1
@@ -93,13 +155,29 @@ check_nomatch() {
 }
 
 # wait_for SECONDS CMD...: poll CMD every 0.1 s until it succeeds.
+# (Its variables have a prefix of their own: callers have a "tries".)
 wait_for() {
-	tries=$(($1 * 10))
+	wf_tries=$(($1 * 10))
 	shift
-	while [ "$tries" -gt 0 ]; do
+	while [ "$wf_tries" -gt 0 ]; do
 		"$@" >/dev/null 2>&1 && return 0
 		sleep 0.1
-		tries=$((tries - 1))
+		wf_tries=$((wf_tries - 1))
+	done
+	return 1
+}
+
+# snaa_gid_index DEV IPV4: print the index of DEV's (port 1) RoCE v2 GID
+# ::ffff:IPV4 (what perftest's -x wants); fail if DEV has none.
+snaa_gid_index() {
+	sg_want=$(echo "$2" | awk -F. '{ printf "0000:0000:0000:0000:0000:ffff:%02x%02x:%02x%02x", $1, $2, $3, $4 }')
+	for sg_f in "/sys/class/infiniband/$1/ports/1/gids/"*; do
+		sg_i=${sg_f##*/}
+		[ "$(cat "$sg_f" 2>/dev/null)" = "$sg_want" ] || continue
+		[ "$(cat "/sys/class/infiniband/$1/ports/1/gid_attrs/types/$sg_i" \
+			2>/dev/null)" = "RoCE v2" ] || continue
+		echo "$sg_i"
+		return 0
 	done
 	return 1
 }

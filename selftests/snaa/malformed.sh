@@ -36,8 +36,9 @@
 # 2 usage error, 4 (skip) if the setup is impossible here.
 #
 # Environment: RAWPKT=/path/to/rawpkt, UC_TARGET=/path/to/uc_target to use
-# prebuilt binaries; else selftests/snaa/rawpkt (uc_target) if newer than
-# its source, else built into a temporary directory.
+# prebuilt binaries; else selftests/snaa/rawpkt (uc_target) if up to date
+# (make -C selftests/snaa), else built into a temporary directory: lib.sh's
+# snaa_build.
 set -u
 
 MF_HERE=$(cd "$(dirname "$0")" && pwd)
@@ -59,52 +60,19 @@ case ${1:-} in
 	exit 2 ;;
 esac
 
-mf_skip() {
-	echo "KTAP version 1"
-	echo "1..0 # SKIP $*"
-	exit 4
-}
-
 if [ "${SNAA_VM:-}" != 1 ] && [ "${MF_ALLOW_HOST:-}" != 1 ]; then
 	echo "$0: not in the test VM (SNAA_VM is not 1); run it as" \
 		"selftests/vm/run -- sh $0" >&2
-	mf_skip "not in the test VM"
+	snaa_skip "not in the test VM"
 fi
 [ "$(id -u)" = 0 ] || { echo "$0: must run as root" >&2; exit 2; }
 
-MF_TMP=$(mktemp -d) || mf_skip "mktemp failed"
+MF_TMP=$(mktemp -d) || snaa_skip "mktemp failed"
 
 # ---- build ---------------------------------------------------------------
 
-# mf_build VAR NAME "DEPS" EXTRA-CC-ARGS...: set VAR to a usable binary
-# NAME, built from NAME.c unless a prebuilt one is newer than NAME.c and
-# the files in DEPS.
-mf_build() {
-	var=$1
-	name=$2
-	deps=$3
-	shift 3
-	eval "bin=\${$var:-}"
-	if [ -n "$bin" ]; then
-		[ -x "$bin" ] || mf_skip "$var=$bin is not executable"
-		return 0
-	fi
-	bin=$MF_HERE/$name
-	# shellcheck disable=SC2086 # DEPS is a list
-	if [ ! -x "$bin" ] ||
-	   [ -n "$(find "$MF_HERE/$name.c" $deps -newer "$bin")" ]; then
-		bin=$MF_TMP/$name
-		echo "# building $bin"
-		cc -std=c11 -Wall -Wextra -Werror -O2 -o "$bin" \
-			"$MF_HERE/$name.c" "$@" || mf_skip "cannot build $name"
-	fi
-	eval "$var=\$bin"
-}
-
-mf_build RAWPKT rawpkt "$SNAA_TOP/drivers/infiniband/sw/snaa/snaa_hdr.h
-	$SNAA_TOP/tests/unit/crc32_le.h" \
-	-I"$SNAA_TOP/drivers/infiniband/sw/snaa" -I"$SNAA_TOP/tests/unit"
-mf_build UC_TARGET uc_target "" -libverbs
+snaa_build RAWPKT rawpkt
+snaa_build UC_TARGET uc_target
 
 # ---- setup and cleanup -----------------------------------------------------
 
@@ -162,7 +130,7 @@ mf_setup() {
 }
 
 ktap_header "snaa malformed packets"
-mf_setup || mf_skip "setup failed (snaa module, veth, namespace $NS, or no" \
+mf_setup || snaa_skip "setup failed (snaa module, veth, namespace $NS, or no" \
 	"GID ::ffff:$ADDR1 on $DEV)"
 DMESG_LINES=$(dmesg | wc -l)
 

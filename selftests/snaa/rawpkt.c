@@ -9,9 +9,8 @@
  *
  * Used by malformed.sh: the sender side needs no RDMA device at all.
  *
- * Build (from the top of the tree):
- *   cc -std=c11 -Wall -Wextra -Werror -O2 -I drivers/infiniband/sw/snaa \
- *      -I tests/unit -o selftests/snaa/rawpkt selftests/snaa/rawpkt.c
+ * Build: make -C selftests/snaa rawpkt (rawpkt.c and opt_util.c, with
+ * -I drivers/infiniband/sw/snaa -I tests/unit for the headers).
  *
  * Order of construction, which defines what each mutation means:
  *   1. BTH (--opcode --qpn --psn --pkey --se --ackreq --tver, pad count
@@ -49,6 +48,7 @@
 
 #include "snaa_hdr.h"
 #include "crc32_le.h"
+#include "opt_util.h"
 
 #define ETH_HDR		14
 #define IP_HDR		SNAA_IPV4_HDR_BYTES
@@ -187,40 +187,6 @@ static void usage(FILE *f)
 		MAX_PAYLOAD);
 }
 
-static void die_usage(const char *fmt, const char *arg)
-{
-	fprintf(stderr, "rawpkt: ");
-	fprintf(stderr, fmt, arg);
-	fprintf(stderr, "\n(rawpkt --help for usage)\n");
-	exit(2);
-}
-
-static uint64_t parse_u64(const char *name, const char *s, uint64_t max)
-{
-	char *end;
-	unsigned long long v;
-
-	errno = 0;
-	if (!*s || *s == '-')
-		die_usage("bad number for %s", name);
-	v = strtoull(s, &end, 0);
-	if (errno || *end || v > max)
-		die_usage("bad number or out of range for %s", name);
-	return v;
-}
-
-static long parse_long(const char *name, const char *s, long lo, long hi)
-{
-	char *end;
-	long v;
-
-	errno = 0;
-	v = strtol(s, &end, 0);
-	if (errno || !*s || *end || v < lo || v > hi)
-		die_usage("bad number or out of range for %s", name);
-	return v;
-}
-
 static int parse_mac(const char *s, uint8_t mac[6])
 {
 	unsigned int b[6];
@@ -254,8 +220,8 @@ static void parse_payload_hex(const char *s)
 	size_t n = strlen(s), i;
 
 	if (n % 2 || n / 2 > MAX_PAYLOAD)
-		die_usage("--payload needs an even number of hex digits "
-			  "(at most 2 * max payload): %s", s);
+		opt_usage_error("--payload needs an even number of hex digits "
+				"(at most 2 * max payload): %s", s);
 	o.payload_hex = malloc(n / 2 + 1);
 	if (!o.payload_hex) {
 		perror("rawpkt: malloc");
@@ -265,7 +231,7 @@ static void parse_payload_hex(const char *s)
 		int h = hexval(s[2 * i]), l = hexval(s[2 * i + 1]);
 
 		if (h < 0 || l < 0)
-			die_usage("bad hex in --payload: %s", s);
+			opt_usage_error("bad hex in --payload: %s", s);
 		o.payload_hex[i] = (uint8_t)(h << 4 | l);
 	}
 	o.payload_len = (uint32_t)(n / 2);
@@ -282,8 +248,8 @@ static int parse_opcode(const char *s)
 			return i;
 	}
 	if ((s[0] >= '0' && s[0] <= '9'))
-		return (int)parse_u64("--opcode", s, 255);
-	die_usage("unknown opcode name %s (rawpkt --list-opcodes)", s);
+		return (int)opt_u64("--opcode", s, 255);
+	opt_usage_error("unknown opcode name %s (rawpkt --list-opcodes)", s);
 	return -1;
 }
 
@@ -687,6 +653,7 @@ static void parse_args(int argc, char **argv)
 {
 	int c;
 
+	opterr = 0;
 	while ((c = getopt_long(argc, argv, "hv", lopts, NULL)) != -1) {
 		switch (c) {
 		case O_DEV:
@@ -694,37 +661,39 @@ static void parse_args(int argc, char **argv)
 			break;
 		case O_DMAC:
 			if (parse_mac(optarg, o.dmac))
-				die_usage("bad MAC for --dmac: %s", optarg);
+				opt_usage_error("bad MAC for --dmac: %s",
+						optarg);
 			o.have_dmac = 1;
 			break;
 		case O_SMAC:
 			if (parse_mac(optarg, o.smac))
-				die_usage("bad MAC for --smac: %s", optarg);
+				opt_usage_error("bad MAC for --smac: %s",
+						optarg);
 			o.have_smac = 1;
 			break;
 		case O_SADDR:
 			if (inet_pton(AF_INET, optarg, &o.saddr) != 1)
-				die_usage("bad IPv4 address for --saddr: %s",
-					  optarg);
+				opt_usage_error("bad IPv4 address for --saddr: "
+						"%s", optarg);
 			o.have_saddr = 1;
 			break;
 		case O_DADDR:
 			if (inet_pton(AF_INET, optarg, &o.daddr) != 1)
-				die_usage("bad IPv4 address for --daddr: %s",
-					  optarg);
+				opt_usage_error("bad IPv4 address for --daddr: "
+						"%s", optarg);
 			o.have_daddr = 1;
 			break;
 		case O_SPORT:
-			o.sport = (uint16_t)parse_u64("--sport", optarg, 0xffff);
+			o.sport = (uint16_t)opt_u64("--sport", optarg, 0xffff);
 			break;
 		case O_DPORT:
-			o.dport = (uint16_t)parse_u64("--dport", optarg, 0xffff);
+			o.dport = (uint16_t)opt_u64("--dport", optarg, 0xffff);
 			break;
 		case O_TTL:
-			o.ttl = (uint8_t)parse_u64("--ttl", optarg, 255);
+			o.ttl = (uint8_t)opt_u64("--ttl", optarg, 255);
 			break;
 		case O_TOS:
-			o.tos = (uint8_t)parse_u64("--tos", optarg, 255);
+			o.tos = (uint8_t)opt_u64("--tos", optarg, 255);
 			break;
 		case O_UDP_CSUM:
 			o.udp_csum = 1;
@@ -733,16 +702,16 @@ static void parse_args(int argc, char **argv)
 			o.opcode = parse_opcode(optarg);
 			break;
 		case O_QPN:
-			o.qpn = (uint32_t)parse_u64("--qpn", optarg,
-						    SNAA_QPN_MASK);
+			o.qpn = (uint32_t)opt_u64("--qpn", optarg,
+						  SNAA_QPN_MASK);
 			o.have_qpn = 1;
 			break;
 		case O_PSN:
-			o.psn = (uint32_t)parse_u64("--psn", optarg,
-						    SNAA_PSN_MASK);
+			o.psn = (uint32_t)opt_u64("--psn", optarg,
+						  SNAA_PSN_MASK);
 			break;
 		case O_PKEY:
-			o.pkey = (uint16_t)parse_u64("--pkey", optarg, 0xffff);
+			o.pkey = (uint16_t)opt_u64("--pkey", optarg, 0xffff);
 			break;
 		case O_SE:
 			o.se = 1;
@@ -754,91 +723,91 @@ static void parse_args(int argc, char **argv)
 			o.mig = 1;
 			break;
 		case O_TVER:
-			o.tver = (int)parse_u64("--tver", optarg, 15);
+			o.tver = (int)opt_u64("--tver", optarg, 15);
 			break;
 		case O_RESV8A:
-			o.resv8a = (uint8_t)parse_u64("--resv8a", optarg, 255);
+			o.resv8a = (uint8_t)opt_u64("--resv8a", optarg, 255);
 			break;
 		case O_VA:
-			o.va = parse_u64("--va", optarg, UINT64_MAX);
+			o.va = opt_u64("--va", optarg, UINT64_MAX);
 			break;
 		case O_RKEY:
-			o.rkey = (uint32_t)parse_u64("--rkey", optarg,
-						     UINT32_MAX);
+			o.rkey = (uint32_t)opt_u64("--rkey", optarg,
+						   UINT32_MAX);
 			break;
 		case O_DMA_LEN:
-			o.dma_len = (uint32_t)parse_u64("--dma-len", optarg,
-							UINT32_MAX);
+			o.dma_len = (uint32_t)opt_u64("--dma-len", optarg,
+						      UINT32_MAX);
 			o.have_dma_len = 1;
 			break;
 		case O_IMM:
-			o.imm = (uint32_t)parse_u64("--imm", optarg,
-						    UINT32_MAX);
+			o.imm = (uint32_t)opt_u64("--imm", optarg,
+						  UINT32_MAX);
 			break;
 		case O_QKEY:
-			o.qkey = (uint32_t)parse_u64("--qkey", optarg,
-						     UINT32_MAX);
+			o.qkey = (uint32_t)opt_u64("--qkey", optarg,
+						   UINT32_MAX);
 			break;
 		case O_SQPN:
-			o.sqpn = (uint32_t)parse_u64("--sqpn", optarg,
-						     SNAA_QPN_MASK);
+			o.sqpn = (uint32_t)opt_u64("--sqpn", optarg,
+						   SNAA_QPN_MASK);
 			break;
 		case O_PAYLOAD_LEN:
-			o.payload_len = (uint32_t)parse_u64("--payload-len",
-							    optarg,
-							    MAX_PAYLOAD);
+			o.payload_len = (uint32_t)opt_u64("--payload-len",
+							  optarg,
+							  MAX_PAYLOAD);
 			free(o.payload_hex);
 			o.payload_hex = NULL;
 			break;
 		case O_FILL:
-			o.fill = (int)parse_u64("--fill", optarg, 255);
+			o.fill = (int)opt_u64("--fill", optarg, 255);
 			break;
 		case O_PAYLOAD:
 			free(o.payload_hex);
 			parse_payload_hex(optarg);
 			break;
 		case O_PAD:
-			o.pad = (int)parse_u64("--pad", optarg, 3);
+			o.pad = (int)opt_u64("--pad", optarg, 3);
 			break;
 		case O_PAD_COUNT:
-			o.pad_count = (int)parse_u64("--pad-count", optarg, 3);
+			o.pad_count = (int)opt_u64("--pad-count", optarg, 3);
 			break;
 		case O_IP_OPTS:
-			o.ip_opts = (unsigned int)parse_u64("--ip-options",
-							    optarg,
-							    MAX_IP_OPTS);
+			o.ip_opts = (unsigned int)opt_u64("--ip-options",
+							  optarg,
+							  MAX_IP_OPTS);
 			break;
 		case O_CUT:
-			o.cut = (uint32_t)parse_u64("--cut", optarg, MAX_BODY);
+			o.cut = (uint32_t)opt_u64("--cut", optarg, MAX_BODY);
 			break;
 		case O_BAD_ICRC:
 			o.bad_icrc = 1;
 			break;
 		case O_TRUNCATE:
-			o.truncate = (uint32_t)parse_u64("--truncate", optarg,
-							 MAX_FRAME);
+			o.truncate = (uint32_t)opt_u64("--truncate", optarg,
+						       MAX_FRAME);
 			break;
 		case O_UDP_LEN_LIE:
-			o.udp_len_lie = parse_long("--udp-len-lie", optarg,
-						   -65535, 65535);
+			o.udp_len_lie = opt_long("--udp-len-lie", optarg,
+						 -65535, 65535);
 			break;
 		case O_COUNT:
-			o.count = (unsigned long)parse_u64("--count", optarg,
-							   1000000);
+			o.count = (unsigned long)opt_u64("--count", optarg,
+							 1000000);
 			break;
 		case O_PSN_INC:
 			o.psn_inc = 1;
 			break;
 		case O_GARBAGE:
-			o.garbage = (unsigned long)parse_u64("--garbage",
-							     optarg, 1000000);
+			o.garbage = (unsigned long)opt_u64("--garbage",
+							   optarg, 1000000);
 			break;
 		case O_SEED:
-			o.seed = parse_u64("--seed", optarg, UINT64_MAX);
+			o.seed = opt_u64("--seed", optarg, UINT64_MAX);
 			break;
 		case O_GARBAGE_MAX:
-			o.garbage_max = (uint32_t)parse_u64("--garbage-max-len",
-							    optarg, 1400);
+			o.garbage_max = (uint32_t)opt_u64("--garbage-max-len",
+							  optarg, 1400);
 			break;
 		case O_GARBAGE_ICRC:
 			o.garbage_icrc = 1;
@@ -855,25 +824,21 @@ static void parse_args(int argc, char **argv)
 		case O_LIST_OPCODES:
 			list_opcodes();
 			exit(0);
-		case 'h':
-			usage(stdout);
-			exit(0);
 		default:
-			usage(stderr);
-			exit(2);
+			opt_help_or_error(c, argv, usage);
 		}
 	}
-	if (optind != argc)
-		die_usage("unexpected argument %s", argv[optind]);
+	opt_no_operands(argc, argv);
 	if (!o.dev)
-		die_usage("%s is required", "--dev");
+		opt_usage_error("%s is required", "--dev");
 	if (!o.have_daddr)
-		die_usage("%s is required", "--daddr");
+		opt_usage_error("%s is required", "--daddr");
 	if (!o.garbage && !o.have_qpn)
-		die_usage("%s is required (except with --garbage)", "--qpn");
+		opt_usage_error("%s is required (except with --garbage)",
+				"--qpn");
 	if (o.garbage_icrc && o.garbage_max < SNAA_BTH_BYTES + SNAA_ICRC_BYTES)
-		die_usage("%s must be at least 16 with --garbage-icrc",
-			  "--garbage-max-len");
+		opt_usage_error("%s must be at least 16 with --garbage-icrc",
+				"--garbage-max-len");
 }
 
 int main(int argc, char **argv)

@@ -20,8 +20,6 @@ UC_HERE=$(cd "$(dirname "$0")" && pwd)
 UC_TEST_SOURCED=1
 # shellcheck source=uc_test.sh
 . "$UC_HERE/uc_test.sh"
-# shellcheck source=lib.sh
-. "$UC_HERE/lib.sh"
 
 PERF_TIMEOUT=${PERF_TIMEOUT:-60}	# seconds per perftest process
 PERF_ITERS=${PERF_ITERS:-100}
@@ -47,22 +45,8 @@ perf_in() {
 	fi
 }
 
-# perf_gid_index DEV IPV4: index of DEV's RoCE v2 GID ::ffff:IPV4.
-perf_gid_index() {
-	want=$(echo "$2" | awk -F. '{ printf "0000:0000:0000:0000:0000:ffff:%02x%02x:%02x%02x", $1, $2, $3, $4 }')
-	for f in "/sys/class/infiniband/$1/ports/1/gids/"*; do
-		i=${f##*/}
-		[ "$(cat "$f" 2>/dev/null)" = "$want" ] || continue
-		[ "$(cat "/sys/class/infiniband/$1/ports/1/gid_attrs/types/$i" \
-			2>/dev/null)" = "RoCE v2" ] || continue
-		echo "$i"
-		return 0
-	done
-	return 1
-}
-
 # perf_listening PORT: a TCP socket listens on PORT.
-# shellcheck disable=SC2317 # called through uc_wait
+# shellcheck disable=SC2317 # called through wait_for
 perf_listening() {
 	perf_in "${NS_B:-}" ss -Hltn "sport = :$1" 2>/dev/null | grep -q .
 }
@@ -82,7 +66,7 @@ perf_attempt() {
 	perf_in "${NS_B:-}" timeout -k 5 "$PERF_TIMEOUT" "$1" -d "$DEV_B" -x "$GID_B" -c UC -F \
 		-n "$PERF_ITERS" -s "$2" -p "$perf_port" >"$srv_out" 2>&1 &
 	srv=$!
-	if ! uc_wait 20 perf_listening "$perf_port"; then
+	if ! wait_for 20 perf_listening "$perf_port"; then
 		kill "$srv" 2>/dev/null
 		wait "$srv" 2>/dev/null
 		echo "server did not listen on port $perf_port" >>"$srv_out"
@@ -170,15 +154,15 @@ perf_main() {
 	esac
 	uc_vm_only
 	for t in ib_write_bw ib_write_lat ib_send_bw ib_send_lat ss timeout; do
-		command -v "$t" >/dev/null 2>&1 || uc_skip "$t not installed (perftest, iproute2)"
+		command -v "$t" >/dev/null 2>&1 || snaa_skip "$t not installed (perftest, iproute2)"
 	done
 	uc_backlog
 	"setup_$mode"
 	trap '"cleanup_$mode"; exit 130' INT TERM
-	if ! GID_A=$(perf_gid_index "$DEV_A" "$ADDR_A") ||
-	   ! GID_B=$(perf_gid_index "$DEV_B" "$ADDR_B"); then
+	if ! GID_A=$(snaa_gid_index "$DEV_A" "$ADDR_A") ||
+	   ! GID_B=$(snaa_gid_index "$DEV_B" "$ADDR_B"); then
 		"cleanup_$mode"
-		uc_skip "no RoCE v2 GID for $ADDR_A/$ADDR_B"
+		snaa_skip "no RoCE v2 GID for $ADDR_A/$ADDR_B"
 	fi
 
 	ktap_header "snaa-uc-perftest ($mode)"

@@ -33,7 +33,8 @@
  *
  * The CQ is polled every 100 ms and before every command.
  *
- * Build: cc -std=c11 -Wall -Wextra -Werror -O2 -o uc_target uc_target.c -libverbs
+ * Build: make -C selftests/snaa uc_target (uc_target.c, verbs_util.c and
+ * opt_util.c; -I tests/unit for crc32_le.h; -libverbs)
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -50,7 +51,10 @@
 
 #include <infiniband/verbs.h>
 
-#define PORT		1
+#include "crc32_le.h"
+#include "opt_util.h"
+#include "verbs_util.h"
+
 #define EXTRA_RECV	64	/* receive WRs "post" may add */
 
 static struct {
@@ -113,24 +117,6 @@ static void usage(FILE *f)
 		EXTRA_RECV);
 }
 
-static unsigned long long num_arg(const char *name, const char *s,
-				  unsigned long long max)
-{
-	unsigned long long v;
-	char *end;
-
-	errno = 0;
-	if (!*s || *s == '-')
-		goto bad;
-	v = strtoull(s, &end, 0);
-	if (errno || *end || v > max)
-		goto bad;
-	return v;
-bad:
-	fprintf(stderr, "uc_target: bad value for %s: %s\n", name, s);
-	exit(2);
-}
-
 static void parse_args(int argc, char **argv)
 {
 	enum { O_DEV = 256, O_GID, O_SIZE, O_RECV, O_RECV_LEN, O_PSN, O_MTU,
@@ -151,47 +137,44 @@ static void parse_args(int argc, char **argv)
 	};
 	int c;
 
+	opterr = 0;
 	while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
 		switch (c) {
 		case O_DEV:
 			opt.dev = optarg;
 			break;
 		case O_GID:
-			opt.gid_idx = (int)num_arg("--gid-idx", optarg, 255);
+			opt.gid_idx = (int)opt_u64("--gid-idx", optarg, 255);
 			break;
 		case O_SIZE:
-			opt.size = (size_t)num_arg("--size", optarg, 1ULL << 30);
-			if (!opt.size) {
-				fprintf(stderr, "uc_target: --size 0\n");
-				exit(2);
-			}
+			opt.size = (size_t)opt_u64("--size", optarg,
+						   1ULL << 30);
+			if (!opt.size)
+				opt_usage_error("--size: 0");
 			break;
 		case O_RECV:
-			opt.recv = (unsigned int)num_arg("--recv", optarg, 4096);
+			opt.recv = (unsigned int)opt_u64("--recv", optarg,
+							 4096);
 			break;
 		case O_RECV_LEN:
-			opt.recv_len = (unsigned int)num_arg("--recv-len",
+			opt.recv_len = (unsigned int)opt_u64("--recv-len",
 							     optarg, 1 << 20);
-			if (!opt.recv_len) {
-				fprintf(stderr, "uc_target: --recv-len 0\n");
-				exit(2);
-			}
+			if (!opt.recv_len)
+				opt_usage_error("--recv-len: 0");
 			break;
 		case O_PSN:
-			opt.psn = (uint32_t)num_arg("--psn", optarg, 0xffffff);
+			opt.psn = (uint32_t)opt_u64("--psn", optarg, 0xffffff);
 			break;
 		case O_MTU:
-			opt.mtu = (int)num_arg("--mtu", optarg, 4096);
+			opt.mtu = (int)opt_u64("--mtu", optarg, 4096);
 			if (opt.mtu != 256 && opt.mtu != 512 &&
 			    opt.mtu != 1024 && opt.mtu != 2048 &&
-			    opt.mtu != 4096) {
-				fprintf(stderr, "uc_target: --mtu must be 256, "
-					"512, 1024, 2048 or 4096\n");
-				exit(2);
-			}
+			    opt.mtu != 4096)
+				opt_usage_error("--mtu must be 256, 512, 1024, "
+						"2048 or 4096");
 			break;
 		case O_DQPN:
-			opt.dest_qpn = (uint32_t)num_arg("--dest-qpn", optarg,
+			opt.dest_qpn = (uint32_t)opt_u64("--dest-qpn", optarg,
 							 0xffffff);
 			break;
 		case O_DGID:
@@ -200,46 +183,20 @@ static void parse_args(int argc, char **argv)
 		case O_NORW:
 			opt.qp_no_remote_write = true;
 			break;
-		case 'h':
-			usage(stdout);
-			exit(0);
 		default:
-			usage(stderr);
-			exit(2);
+			opt_help_or_error(c, argv, usage);
 		}
 	}
-	if (optind != argc) {
-		fprintf(stderr, "uc_target: unexpected argument %s\n",
-			argv[optind]);
-		exit(2);
-	}
-	if (!opt.dev) {
-		fprintf(stderr, "uc_target: --dev is required (--help)\n");
-		exit(2);
-	}
+	opt_no_operands(argc, argv);
+	if (!opt.dev)
+		opt_usage_error("--dev is required");
 }
 
 /* ---- CRC-32 (IEEE, as zlib's crc32()) and the fill patterns ---------- */
 
 static uint32_t crc32_ieee(const uint8_t *p, size_t len)
 {
-	static uint32_t table[256];
-	uint32_t crc = 0xffffffffu;
-	size_t i;
-
-	if (!table[1]) {
-		for (i = 0; i < 256; i++) {
-			uint32_t c = (uint32_t)i;
-			int k;
-
-			for (k = 0; k < 8; k++)
-				c = (c >> 1) ^ (c & 1 ? 0xedb88320u : 0);
-			table[i] = c;
-		}
-	}
-	for (i = 0; i < len; i++)
-		crc = (crc >> 8) ^ table[(crc ^ p[i]) & 0xff];
-	return ~crc;
+	return ~test_crc32_le(0xffffffffu, p, len);
 }
 
 static uint8_t mr_pattern(size_t i)
@@ -254,76 +211,31 @@ static uint8_t rbuf_pattern(size_t i)
 
 /* ---- setup --------------------------------------------------------- */
 
-static bool gid_zero(const union ibv_gid *g)
-{
-	static const union ibv_gid zero;
-
-	return !memcmp(g, &zero, sizeof(zero));
-}
-
-static bool gid_v4mapped(const union ibv_gid *g)
-{
-	static const uint8_t pfx[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-					 0xff, 0xff };
-
-	return !memcmp(g->raw, pfx, sizeof(pfx));
-}
-
 static int pick_gid(int tbl_len, union ibv_gid *gid)
 {
 	struct ibv_gid_entry e;
-	int i, pass;
+	int i;
 
 	if (opt.gid_idx >= 0) {
-		if (ibv_query_gid(ctx, PORT, opt.gid_idx, gid) ||
-		    gid_zero(gid)) {
+		if (ibv_query_gid(ctx, VU_PORT, opt.gid_idx, gid) ||
+		    vu_gid_is_zero(gid)) {
 			fprintf(stderr, "uc_target: %s: no GID at index %d\n",
 				opt.dev, opt.gid_idx);
 			return -1;
 		}
 		return opt.gid_idx;
 	}
-	/* Pass 0: RoCE v2 and IPv4-mapped; pass 1: any RoCE v2. */
-	for (pass = 0; pass < 2; pass++) {
-		for (i = 0; i < tbl_len; i++) {
-			if (ibv_query_gid_ex(ctx, PORT, (uint32_t)i, &e, 0) ||
-			    gid_zero(&e.gid) ||
-			    e.gid_type != IBV_GID_TYPE_ROCE_V2)
-				continue;
-			if (pass == 0 && !gid_v4mapped(&e.gid))
-				continue;
-			*gid = e.gid;
-			return i;
-		}
+	/* RoCE v2 and IPv4-mapped if there is one, else any RoCE v2 */
+	i = vu_gid_find(ctx, tbl_len, VU_GID_IPV4, &e);
+	if (i < 0)
+		i = vu_gid_find(ctx, tbl_len, VU_GID_ANY, &e);
+	if (i >= 0) {
+		*gid = e.gid;
+		return i;
 	}
 	fprintf(stderr, "uc_target: %s: no RoCE v2 GID (is the netdev up "
 		"with an address?)\n", opt.dev);
 	return -1;
-}
-
-static int parse_gid(const char *s, union ibv_gid *g)
-{
-	struct in_addr a4;
-
-	memset(g, 0, sizeof(*g));
-	if (inet_pton(AF_INET, s, &a4) == 1) {
-		g->raw[10] = 0xff;
-		g->raw[11] = 0xff;
-		memcpy(g->raw + 12, &a4, 4);
-		return 0;
-	}
-	return inet_pton(AF_INET6, s, g->raw) == 1 ? 0 : -1;
-}
-
-static enum ibv_mtu mtu_enum(int mtu)
-{
-	switch (mtu) {
-	case 256: return IBV_MTU_256;
-	case 512: return IBV_MTU_512;
-	case 2048: return IBV_MTU_2048;
-	case 4096: return IBV_MTU_4096;
-	default: return IBV_MTU_1024;
-	}
 }
 
 static int post_recv(unsigned int n)
@@ -356,8 +268,7 @@ static int setup(void)
 {
 	struct ibv_device **list;
 	struct ibv_port_attr port;
-	struct ibv_qp_init_attr init = { 0 };
-	struct ibv_qp_attr a;
+	struct ibv_qp_cap cap = { 0 };
 	union ibv_gid sgid, dgid;
 	int n, i, gid_idx, ret;
 	size_t k;
@@ -382,7 +293,7 @@ static int setup(void)
 			opt.dev, strerror(errno));
 		return -1;
 	}
-	ret = ibv_query_port(ctx, PORT, &port);
+	ret = ibv_query_port(ctx, VU_PORT, &port);
 	if (ret) {
 		fprintf(stderr, "uc_target: ibv_query_port: %s\n",
 			strerror(ret));
@@ -392,10 +303,8 @@ static int setup(void)
 	if (gid_idx < 0)
 		return -1;
 	if (opt.dgid) {
-		if (parse_gid(opt.dgid, &dgid)) {
-			fprintf(stderr, "uc_target: bad --dgid %s\n", opt.dgid);
-			exit(2);
-		}
+		if (vu_gid_parse(opt.dgid, &dgid))
+			opt_usage_error("bad --dgid %s", opt.dgid);
 	} else {
 		dgid = sgid;
 	}
@@ -443,27 +352,19 @@ static int setup(void)
 			strerror(errno));
 		return -1;
 	}
-	init.send_cq = cq;
-	init.recv_cq = cq;
-	init.qp_type = IBV_QPT_UC;
-	init.cap.max_send_wr = 1;
-	init.cap.max_recv_wr = rslots;
-	init.cap.max_send_sge = 1;
-	init.cap.max_recv_sge = 1;
-	qp = ibv_create_qp(pd, &init);
+	cap.max_send_wr = 1;
+	cap.max_recv_wr = rslots;
+	cap.max_send_sge = 1;
+	cap.max_recv_sge = 1;
+	qp = vu_qp_create(pd, IBV_QPT_UC, cq, cq, &cap);
 	if (!qp) {
 		fprintf(stderr, "uc_target: ibv_create_qp(UC): %s\n",
 			strerror(errno));
 		return -1;
 	}
 
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_INIT;
-	a.port_num = PORT;
-	a.qp_access_flags = opt.qp_no_remote_write ? 0 :
-			    IBV_ACCESS_REMOTE_WRITE;
-	ret = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
-			    IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
+	ret = vu_qp_init(qp, opt.qp_no_remote_write ? 0 :
+			 IBV_ACCESS_REMOTE_WRITE);
 	if (ret) {
 		fprintf(stderr, "uc_target: QP RESET->INIT: %s\n",
 			strerror(ret));
@@ -473,19 +374,8 @@ static int setup(void)
 	if (post_recv(opt.recv))
 		return -1;
 
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTR;
-	a.path_mtu = mtu_enum(opt.mtu);
-	a.dest_qp_num = opt.dest_qpn;
-	a.rq_psn = opt.psn;
-	a.ah_attr.is_global = 1;
-	a.ah_attr.grh.dgid = dgid;
-	a.ah_attr.grh.sgid_index = (uint8_t)gid_idx;
-	a.ah_attr.grh.hop_limit = 64;
-	a.ah_attr.port_num = PORT;
-	ret = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV |
-			    IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
-			    IBV_QP_RQ_PSN);
+	ret = vu_qp_rtr(qp, gid_idx, &dgid, opt.dest_qpn,
+			vu_mtu_enum(opt.mtu), opt.psn);
 	if (ret) {
 		fprintf(stderr, "uc_target: QP INIT->RTR: %s\n",
 			strerror(ret));
@@ -622,19 +512,6 @@ static void print_hex(const uint8_t *p, size_t size, const char *args)
 	printf("\n");
 }
 
-static const char *qp_state_str(enum ibv_qp_state s)
-{
-	static const char *const names[] = {
-		[IBV_QPS_RESET] = "RESET", [IBV_QPS_INIT] = "INIT",
-		[IBV_QPS_RTR] = "RTR", [IBV_QPS_RTS] = "RTS",
-		[IBV_QPS_SQD] = "SQD", [IBV_QPS_SQE] = "SQE",
-		[IBV_QPS_ERR] = "ERR",
-	};
-
-	return (unsigned int)s < sizeof(names) / sizeof(names[0]) && names[s] ?
-	       names[s] : "UNKNOWN";
-}
-
 /* Return 1 to exit, 0 to go on. */
 static int command(char *line)
 {
@@ -676,7 +553,7 @@ static int command(char *line)
 		if (ret)
 			printf("error ibv_query_qp: %s\n", strerror(ret));
 		else
-			printf("state=%s\n", qp_state_str(a.qp_state));
+			printf("state=%s\n", vu_qp_state_str(a.qp_state));
 	} else if (!strcmp(line, "quit")) {
 		printf("end\n");
 		return 1;

@@ -78,31 +78,26 @@
  * the setup failed, 2 for usage errors, 4 (kselftest SKIP) if a device is
  * missing.
  *
- * Build: cc -std=c11 -Wall -Wextra -Werror -O2 -o uc_test uc_test.c -libverbs
+ * Build: make -C selftests/snaa uc_test (uc_test.c, verbs_util.c and
+ * opt_util.c, with -libverbs)
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
-#include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
-#include <limits.h>
-#include <net/if.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <time.h>
 
 #include <infiniband/verbs.h>
 
-#define EXIT_USAGE	2
-#define EXIT_SKIP	4	/* kselftest KSFT_SKIP */
+#include "opt_util.h"
+#include "verbs_util.h"
 
-#define PORT		1
 #define PSN_AB		0xfffff0u	/* A's sq_psn = B's rq_psn */
 #define PSN_BA		0xffff00u	/* B's sq_psn = A's rq_psn */
 
@@ -146,29 +141,15 @@ enum role { ROLE_SEND = 1, ROLE_RECV, ROLE_SENTINEL, ROLE_FENCE };
 #define WRID(cno, role) (0x5aa5000000000000ull | ((uint64_t)(cno) << 8) | \
 			 (uint64_t)(role))
 
-struct buf {
-	uint8_t *p;
-	size_t len;
-	struct ibv_mr *mr;
-};
-
 struct side {
-	char label;			/* 'A' or 'B' */
-	const char *dev;
-	int gid_idx;			/* -1: pick one */
-	struct ibv_context *ctx;
-	struct ibv_pd *pd;
+	struct vu_dev d;		/* device, port, GID, PD */
 	struct ibv_cq *scq, *rcq;
 	struct ibv_qp *qp;
-	struct ibv_port_attr port;
-	union ibv_gid gid;
-	char gid_str[INET6_ADDRSTRLEN];
-	char ndev[IF_NAMESIZE];
 	uint32_t sq_psn, rq_psn;
-	struct buf src[MAX_SGE];	/* send SGEs, one MR each */
-	struct buf dst;			/* RDMA WRITE target */
-	struct buf rcv[MAX_SGE];	/* receive SGEs, one MR each */
-	struct buf sent;		/* sentinel receive / fence source */
+	struct vu_buf src[MAX_SGE];	/* send SGEs, one MR each */
+	struct vu_buf dst;		/* RDMA WRITE target */
+	struct vu_buf rcv[MAX_SGE];	/* receive SGEs, one MR each */
+	struct vu_buf sent;		/* sentinel receive / fence source */
 };
 
 /* ---- options ----------------------------------------------------------- */
@@ -182,9 +163,7 @@ struct size_tok {
 };
 
 static struct {
-	const char *dev_a, *dev_b;
-	int gid_a, gid_b;
-	bool ipv6;
+	struct vu_dev a, b;		/* --dev-a, --gid-a, --ipv6, ... */
 	int mtu;			/* bytes, 0: active MTU */
 	struct size_tok sizes[MAX_SIZES];
 	int nsizes;
@@ -194,7 +173,7 @@ static struct {
 	bool keep_qps;
 	double timeout;
 } opt = {
-	.gid_a = -1, .gid_b = -1, .timeout = 20.0,
+	.a = VU_DEV_INIT('A'), .b = VU_DEV_INIT('B'), .timeout = 20.0,
 };
 
 static const char default_sizes[] = "0,1,63,64,mtu-1,mtu,mtu+1,1M,8M";
@@ -212,11 +191,7 @@ static void usage(FILE *f)
 "transfers of various sizes and SGE layouts, data and completions.\n"
 "A and B may be the same device (loopback).  Output is KTAP.\n"
 "\n"
-"  --dev-a/--dev-b NAME  RDMA devices (e.g. rxe0, see ibv_devices)\n"
-"  --gid-a/--gid-b IDX   GID index to use; default: the first RoCE v2 GID\n"
-"                        that is IPv4-mapped (::ffff:a.b.c.d), or with\n"
-"                        --ipv6 the first global IPv6 one\n"
-"  --ipv6                pick IPv6 GIDs instead of IPv4-mapped ones\n"
+VU_PAIR_USAGE
 "  --mtu BYTES           path MTU; default: the ports' active MTU\n"
 "  --sizes LIST          comma-separated message sizes in bytes; a size is\n"
 "                        N, N with a K/M/G suffix (KiB...), or \"mtu\", each\n"
@@ -240,19 +215,6 @@ static void usage(FILE *f)
 "status: 0 all cases passed, 1 a case or the setup failed, 2 usage\n"
 "error, 4 a device is missing (skip).\n",
 		default_sizes);
-}
-
-static void __attribute__((format(printf, 1, 2), noreturn))
-usage_error(const char *fmt, ...)
-{
-	va_list ap;
-
-	fputs("uc_test: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputs("\nTry 'uc_test --help'.\n", stderr);
-	exit(EXIT_USAGE);
 }
 
 static bool parse_num(const char *s, long long *v, const char **end)
@@ -298,29 +260,15 @@ static bool parse_size(const char *s, struct size_tok *t)
 	return *p == '\0';
 }
 
-static void parse_list(const char *arg, const char *what,
-		       void (*fn)(const char *tok, void *ctx), void *ctx)
-{
-	/* no heap copy: fn may exit through usage_error() */
-	char copy[1024], *save = NULL, *tok;
-
-	if (strlen(arg) >= sizeof(copy))
-		usage_error("%s: list too long", what);
-	strcpy(copy, arg);
-	for (tok = strtok_r(copy, ",", &save); tok;
-	     tok = strtok_r(NULL, ",", &save))
-		fn(tok, ctx);
-}
-
 static void add_size(const char *tok, void *ctx)
 {
 	(void)ctx;
 	if (opt.nsizes == MAX_SIZES)
-		usage_error("--sizes: more than %d sizes", MAX_SIZES);
+		opt_usage_error("--sizes: more than %d sizes", MAX_SIZES);
 	if (strlen(tok) >= sizeof(opt.sizes[0].text) ||
 	    !parse_size(tok, &opt.sizes[opt.nsizes]))
-		usage_error("--sizes: bad size '%s' (want N, N[KMG] or mtu, "
-			    "optionally +N/-N)", tok);
+		opt_usage_error("--sizes: bad size '%s' (want N, N[KMG] or "
+				"mtu, optionally +N/-N)", tok);
 	strcpy(opt.sizes[opt.nsizes].text, tok);
 	opt.nsizes++;
 }
@@ -342,33 +290,16 @@ static void add_op(const char *tok, void *ctx)
 			return;
 		}
 	}
-	usage_error("--ops: unknown operation '%s' (want write, write_imm, "
-		    "send, send_imm)", tok);
-}
-
-static int parse_int_arg(const char *name, const char *s, int min, int max)
-{
-	char *e;
-	long v;
-
-	errno = 0;
-	v = strtol(s, &e, 10);
-	if (errno || e == s || *e || v < min || v > max)
-		usage_error("%s: bad value '%s' (want %d..%d)", name, s, min,
-			    max);
-	return (int)v;
+	opt_usage_error("--ops: unknown operation '%s' (want write, write_imm, "
+			"send, send_imm)", tok);
 }
 
 static void parse_args(int argc, char **argv)
 {
-	enum { O_DEV_A = 256, O_DEV_B, O_GID_A, O_GID_B, O_IPV6, O_MTU,
-	       O_SIZES, O_OPS, O_DIR, O_TIMEOUT, O_QUIRK, O_KEEP };
+	enum { O_MTU = VU_OPT_NEXT, O_SIZES, O_OPS, O_DIR, O_TIMEOUT, O_QUIRK,
+	       O_KEEP };
 	static const struct option lopts[] = {
-		{ "dev-a", required_argument, NULL, O_DEV_A },
-		{ "dev-b", required_argument, NULL, O_DEV_B },
-		{ "gid-a", required_argument, NULL, O_GID_A },
-		{ "gid-b", required_argument, NULL, O_GID_B },
-		{ "ipv6", no_argument, NULL, O_IPV6 },
+		VU_PAIR_OPTIONS,
 		{ "mtu", required_argument, NULL, O_MTU },
 		{ "sizes", required_argument, NULL, O_SIZES },
 		{ "ops", required_argument, NULL, O_OPS },
@@ -386,31 +317,19 @@ static void parse_args(int argc, char **argv)
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "h", lopts, NULL)) != -1) {
 		switch (c) {
-		case O_DEV_A: opt.dev_a = optarg; break;
-		case O_DEV_B: opt.dev_b = optarg; break;
-		case O_GID_A:
-			opt.gid_a = parse_int_arg("--gid-a", optarg, 0, 255);
-			break;
-		case O_GID_B:
-			opt.gid_b = parse_int_arg("--gid-b", optarg, 0, 255);
-			break;
-		case O_IPV6: opt.ipv6 = true; break;
 		case O_MTU:
-			opt.mtu = parse_int_arg("--mtu", optarg, 256, 4096);
-			if (opt.mtu & (opt.mtu - 1))
-				usage_error("--mtu: %d is not one of 256, 512, "
-					    "1024, 2048, 4096", opt.mtu);
+			opt.mtu = vu_mtu_option("--mtu", optarg);
 			break;
 		case O_SIZES:
 			opt.nsizes = 0;
-			parse_list(optarg, "--sizes", add_size, NULL);
+			opt_list(optarg, "--sizes", add_size, NULL);
 			if (!opt.nsizes)
-				usage_error("--sizes: empty list");
+				opt_usage_error("--sizes: empty list");
 			sizes_given = true;
 			break;
 		case O_OPS:
 			memset(opt.op_on, 0, sizeof(opt.op_on));
-			parse_list(optarg, "--ops", add_op, NULL);
+			opt_list(optarg, "--ops", add_op, NULL);
 			ops_given = true;
 			break;
 		case O_DIR:
@@ -421,8 +340,8 @@ static void parse_args(int argc, char **argv)
 			} else if (!strcmp(optarg, "both")) {
 				opt.ab = opt.ba = true;
 			} else {
-				usage_error("--dir: want ab, ba or both, not "
-					    "'%s'", optarg);
+				opt_usage_error("--dir: want ab, ba or both, "
+						"not '%s'", optarg);
 			}
 			break;
 		case O_TIMEOUT:
@@ -430,405 +349,66 @@ static void parse_args(int argc, char **argv)
 			opt.timeout = strtod(optarg, &e);
 			if (errno || e == optarg || *e || !(opt.timeout > 0) ||
 			    opt.timeout > 86400)
-				usage_error("--timeout: bad value '%s'", optarg);
+				opt_usage_error("--timeout: bad value '%s'",
+						optarg);
 			break;
 		case O_QUIRK: opt.rxe_src_qp_quirk = true; break;
 		case O_KEEP: opt.keep_qps = true; break;
-		case 'h':
-			usage(stdout);
-			exit(0);
 		default:
-			if (optopt >= 256)
-				usage_error("option '%s' needs an argument",
-					    argv[optind - 1]);
-			if (optopt)
-				usage_error("unknown option '-%c'", optopt);
-			usage_error("unknown option or missing argument: '%s'",
-				    argv[optind - 1]);
+			if (!vu_pair_option(c, optarg, &opt.a, &opt.b))
+				opt_help_or_error(c, argv, usage);
 		}
 	}
-	if (optind < argc)
-		usage_error("unexpected argument '%s'", argv[optind]);
-	if (!opt.dev_a || !opt.dev_b)
-		usage_error("--dev-a and --dev-b are required");
+	opt_no_operands(argc, argv);
+	vu_pair_options_check(&opt.a, &opt.b);
 	if (!ops_given)
 		for (i = 0; i < OP_NUM; i++)
 			opt.op_on[i] = true;
 	for (i = 0; i < OP_NUM && !opt.op_on[i]; i++)
 		;
 	if (i == OP_NUM)
-		usage_error("--ops: empty list");
+		opt_usage_error("--ops: empty list");
 	if (!sizes_given)
-		parse_list(default_sizes, "--sizes", add_size, NULL);
+		opt_list(default_sizes, "--sizes", add_size, NULL);
 	if (!opt.ab && !opt.ba)
 		opt.ab = opt.ba = true;
 }
 
-/* ---- small helpers ------------------------------------------------------ */
-
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static void nap_us(long us)
-{
-	struct timespec ts = { us / 1000000, (us % 1000000) * 1000 };
-
-	nanosleep(&ts, NULL);
-}
-
-static uint64_t splitmix64(uint64_t *s)
-{
-	uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
-}
-
-static void fill_prng(uint8_t *p, size_t n, uint64_t seed)
-{
-	uint64_t s = seed, v;
-	size_t i = 0;
-
-	for (; i + 8 <= n; i += 8) {
-		v = splitmix64(&s);
-		memcpy(p + i, &v, 8);
-	}
-	if (i < n) {
-		v = splitmix64(&s);
-		memcpy(p + i, &v, n - i);
-	}
-}
-
-static const char *wc_opcode_str(int op)
-{
-	switch (op) {
-	case IBV_WC_SEND: return "SEND";
-	case IBV_WC_RDMA_WRITE: return "RDMA_WRITE";
-	case IBV_WC_RDMA_READ: return "RDMA_READ";
-	case IBV_WC_COMP_SWAP: return "COMP_SWAP";
-	case IBV_WC_FETCH_ADD: return "FETCH_ADD";
-	case IBV_WC_BIND_MW: return "BIND_MW";
-	case IBV_WC_LOCAL_INV: return "LOCAL_INV";
-	case IBV_WC_RECV: return "RECV";
-	case IBV_WC_RECV_RDMA_WITH_IMM: return "RECV_RDMA_WITH_IMM";
-	default: return "?";
-	}
-}
-
-static void wc_flags_str(unsigned int f, char *out, size_t len)
-{
-	static const struct { unsigned int bit; const char *name; } names[] = {
-		{ IBV_WC_GRH, "GRH" }, { IBV_WC_WITH_IMM, "WITH_IMM" },
-		{ IBV_WC_IP_CSUM_OK, "IP_CSUM_OK" },
-		{ IBV_WC_WITH_INV, "WITH_INV" },
-	};
-	size_t i, o = 0;
-
-	out[0] = '\0';
-	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
-		if (f & names[i].bit) {
-			o += (size_t)snprintf(out + o, len - o, "%s%s",
-					      o ? "|" : "", names[i].name);
-			if (o >= len)
-				return;
-		}
-	}
-	if (!o)
-		snprintf(out, len, "none");
-}
-
-/* ---- KTAP diagnostics --------------------------------------------------- */
-
-#define DIAG_MAX 24
-static char diag_lines[DIAG_MAX][320];
-static int diag_n, diag_lost;
-
-static void __attribute__((format(printf, 1, 2))) diag(const char *fmt, ...)
-{
-	va_list ap;
-
-	if (diag_n == DIAG_MAX) {
-		diag_lost++;
-		return;
-	}
-	va_start(ap, fmt);
-	vsnprintf(diag_lines[diag_n++], sizeof(diag_lines[0]), fmt, ap);
-	va_end(ap);
-}
-
-static void diag_flush(void)
-{
-	int i;
-
-	for (i = 0; i < diag_n; i++)
-		printf("# %s\n", diag_lines[i]);
-	if (diag_lost)
-		printf("# (%d more diagnostics suppressed)\n", diag_lost);
-	diag_n = diag_lost = 0;
-}
-
-static void wc_str(const struct ibv_wc *wc, char *out, size_t len)
-{
-	char fl[64];
-
-	wc_flags_str(wc->wc_flags, fl, sizeof(fl));
-	snprintf(out, len,
-		 "wr_id=0x%" PRIx64 " status=%s(%d) opcode=%s(%d) "
-		 "byte_len=%u qp_num=0x%x src_qp=0x%x wc_flags=0x%x(%s) "
-		 "imm_data=0x%08x", wc->wr_id, ibv_wc_status_str(wc->status),
-		 wc->status, wc_opcode_str(wc->opcode), wc->opcode,
-		 wc->byte_len, wc->qp_num, wc->src_qp, wc->wc_flags, fl,
-		 ntohl(wc->imm_data));
-}
-
-static void hexdump(const uint8_t *p, size_t n, char *out, size_t len)
-{
-	size_t i, o = 0;
-
-	out[0] = '\0';
-	for (i = 0; i < n && o + 3 < len; i++)
-		o += (size_t)snprintf(out + o, len - o, "%s%02x", i ? " " : "",
-				      p[i]);
-}
-
-/*
- * Compare n bytes; on mismatch say where (offset relative to the start of
- * the region called what), what was expected and what was found.
- */
-static bool check_bytes(const char *what, const uint8_t *got,
-			const uint8_t *want, size_t n, long long base)
-{
-	size_t i, first = SIZE_MAX, last = 0, cnt = 0, show;
-	char hw[64], hg[64];
-
-	if (!memcmp(got, want, n))
-		return true;
-	for (i = 0; i < n; i++) {
-		if (got[i] != want[i]) {
-			if (first == SIZE_MAX)
-				first = i;
-			last = i;
-			cnt++;
-		}
-	}
-	show = n - first < 12 ? n - first : 12;
-	hexdump(want + first, show, hw, sizeof(hw));
-	hexdump(got + first, show, hg, sizeof(hg));
-	diag("%s: %zu of %zu bytes differ, first at offset %lld, last at "
-	     "offset %lld", what, cnt, n, base + (long long)first,
-	     base + (long long)last);
-	diag("  expected [%s]", hw);
-	diag("  got      [%s]", hg);
-	return false;
-}
-
-static bool check_poison(const char *what, const uint8_t *got, size_t n,
-			 long long base)
-{
-	static uint8_t poison[GUARD + SENT_LEN];
-	static bool init;
-
-	if (!init) {
-		memset(poison, POISON, sizeof(poison));
-		init = true;
-	}
-	if (n > sizeof(poison))
-		abort();
-	return check_bytes(what, got, poison, n, base);
-}
-
 /* ---- devices ------------------------------------------------------------ */
 
-static bool gid_is_zero(const union ibv_gid *g)
+static int alloc_buf(struct side *s, struct vu_buf *b, size_t len, int access)
 {
-	static const union ibv_gid zero;
+	int ret = vu_buf_alloc(b, s->d.pd, len, access, POISON);
 
-	return !memcmp(g, &zero, sizeof(*g));
-}
-
-static bool gid_is_v4mapped(const union ibv_gid *g)
-{
-	static const uint8_t pfx[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-					 0xff, 0xff };
-
-	return !memcmp(g->raw, pfx, sizeof(pfx));
-}
-
-static bool gid_is_linklocal(const union ibv_gid *g)
-{
-	return g->raw[0] == 0xfe && (g->raw[1] & 0xc0) == 0x80;
-}
-
-static const char *gid_type_str(uint32_t t)
-{
-	switch (t) {
-	case IBV_GID_TYPE_IB: return "IB";
-	case IBV_GID_TYPE_ROCE_V1: return "RoCE v1";
-	case IBV_GID_TYPE_ROCE_V2: return "RoCE v2";
-	default: return "?";
-	}
-}
-
-static void fmt_gid(const union ibv_gid *g, char *out)
-{
-	if (!inet_ntop(AF_INET6, g->raw, out, INET6_ADDRSTRLEN))
-		strcpy(out, "?");
-}
-
-static int pick_gid(struct side *s)
-{
-	struct ibv_gid_entry e;
-	int i, want = s->gid_idx;
-	bool found = false;
-
-	if (want >= 0) {
-		if (want >= s->port.gid_tbl_len ||
-		    ibv_query_gid_ex(s->ctx, PORT, (uint32_t)want, &e, 0) ||
-		    gid_is_zero(&e.gid)) {
-			fprintf(stderr, "uc_test: GID index %d of %s port %d "
-				"is empty or invalid (see ibv_devinfo -v -d "
-				"%s)\n", want, s->dev, PORT, s->dev);
-			return -1;
-		}
-		found = true;
-	} else {
-		for (i = 0; i < s->port.gid_tbl_len; i++) {
-			if (ibv_query_gid_ex(s->ctx, PORT, (uint32_t)i, &e, 0))
-				continue;
-			if (gid_is_zero(&e.gid) ||
-			    e.gid_type != IBV_GID_TYPE_ROCE_V2)
-				continue;
-			if (opt.ipv6 ? (gid_is_v4mapped(&e.gid) ||
-					gid_is_linklocal(&e.gid)) :
-				       !gid_is_v4mapped(&e.gid))
-				continue;
-			found = true;
-			break;
-		}
-		if (!found) {
-			fprintf(stderr, "uc_test: %s port %d has no RoCE v2 "
-				"GID with %s: add one to its netdev, e.g. 'ip "
-				"addr add %s dev NETDEV'%s, or pick one with "
-				"--gid-%c (see ibv_devinfo -v -d %s)\n",
-				s->dev, PORT, opt.ipv6 ?
-				"a global IPv6 address" : "an IPv4 address",
-				opt.ipv6 ? "2001:2::1/64" : "198.18.0.1/24",
-				opt.ipv6 ? " nodad" : "", tolower(s->label),
-				s->dev);
-			return -1;
-		}
-	}
-	s->gid_idx = (int)e.gid_index;
-	s->gid = e.gid;
-	fmt_gid(&s->gid, s->gid_str);
-	if (!e.ndev_ifindex || !if_indextoname(e.ndev_ifindex, s->ndev))
-		strcpy(s->ndev, "?");
-	if (e.gid_type != IBV_GID_TYPE_ROCE_V2)
-		printf("# warning: %c GID %d is %s, not RoCE v2\n", s->label,
-		       s->gid_idx, gid_type_str(e.gid_type));
-	return 0;
-}
-
-static int alloc_buf(struct side *s, struct buf *b, size_t len, int access)
-{
-	void *p;
-
-	if (posix_memalign(&p, 4096, len)) {
-		fprintf(stderr, "uc_test: out of memory (%zu bytes)\n", len);
-		return -1;
-	}
-	b->p = p;
-	b->len = len;
-	memset(b->p, POISON, len);
-	b->mr = ibv_reg_mr(s->pd, b->p, len, access);
-	if (!b->mr) {
-		fprintf(stderr, "uc_test: %s: ibv_reg_mr(%zu bytes) failed: "
-			"%s (ulimit -l?)\n", s->dev, len, strerror(errno));
-		return -1;
-	}
-	return 0;
-}
-
-static void free_buf(struct buf *b)
-{
-	if (b->mr)
-		ibv_dereg_mr(b->mr);
-	free(b->p);
-	memset(b, 0, sizeof(*b));
+	if (ret)
+		fprintf(stderr, "uc_test: %s: %zu-byte buffer: %s (ulimit "
+			"-l?)\n", s->d.name, len, strerror(ret));
+	return ret;
 }
 
 /*
- * Open the device, check port 1, pick the GID, create PD, CQs and the
- * buffers.  Returns 0, -1 on error, or EXIT_SKIP if the device is missing.
+ * Open the device (vu_dev_open()), then create its CQs and the buffers.
+ * Returns 0, -1 on error, or VU_EXIT_SKIP if the device is missing.
  */
 static int open_side(struct side *s, struct ibv_device **list, int ndev,
 		     size_t maxlen)
 {
 	const int rw = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE;
-	struct ibv_device *dev = NULL;
 	int i, ret;
 
-	for (i = 0; i < ndev; i++)
-		if (!strcmp(ibv_get_device_name(list[i]), s->dev))
-			dev = list[i];
-	if (!dev) {
-		char names[256] = "";
-		size_t o = 0;
-
-		for (i = 0; i < ndev && o < sizeof(names); i++)
-			o += (size_t)snprintf(names + o, sizeof(names) - o,
-					      " %s",
-					      ibv_get_device_name(list[i]));
-		fprintf(stderr, "uc_test: device %s not found: create it with "
-			"'rdma link add %s type rxe netdev IFACE' (or type "
-			"snaa); present:%s\n", s->dev, s->dev,
-			ndev ? names : " none");
-		printf("1..0 # SKIP device %s not found\n", s->dev);
-		return EXIT_SKIP;
-	}
-	s->ctx = ibv_open_device(dev);
-	if (!s->ctx) {
-		fprintf(stderr, "uc_test: cannot open %s: %s (is a user space "
-			"provider for it installed? see ibv_devinfo -d %s)\n",
-			s->dev, strerror(errno), s->dev);
-		return -1;
-	}
-	ret = ibv_query_port(s->ctx, PORT, &s->port);
-	if (ret) {
-		fprintf(stderr, "uc_test: %s: ibv_query_port(%d): %s\n",
-			s->dev, PORT, strerror(ret));
-		return -1;
-	}
-	if (s->port.link_layer != IBV_LINK_LAYER_ETHERNET) {
-		fprintf(stderr, "uc_test: %s port %d is not Ethernet (RoCE)\n",
-			s->dev, PORT);
-		return -1;
-	}
-	if (s->port.state != IBV_PORT_ACTIVE) {
-		fprintf(stderr, "uc_test: %s port %d is %s, not ACTIVE: bring "
-			"its netdev and the peer up (ip link set DEV up)\n",
-			s->dev, PORT, ibv_port_state_str(s->port.state));
-		return -1;
-	}
-	if (pick_gid(s))
-		return -1;
-	if (maxlen > s->port.max_msg_sz) {
+	ret = vu_dev_open(&s->d, list, ndev);
+	if (ret)
+		return ret;
+	if (maxlen > s->d.port.max_msg_sz) {
 		fprintf(stderr, "uc_test: size %zu exceeds max_msg_sz %u of "
-			"%s\n", maxlen, s->port.max_msg_sz, s->dev);
+			"%s\n", maxlen, s->d.port.max_msg_sz, s->d.name);
 		return -1;
 	}
-	s->pd = ibv_alloc_pd(s->ctx);
-	s->scq = ibv_create_cq(s->ctx, CQ_DEPTH, NULL, NULL, 0);
-	s->rcq = ibv_create_cq(s->ctx, CQ_DEPTH, NULL, NULL, 0);
-	if (!s->pd || !s->scq || !s->rcq) {
-		fprintf(stderr, "uc_test: %s: cannot allocate PD/CQs: %s\n",
-			s->dev, strerror(errno));
+	s->scq = ibv_create_cq(s->d.ctx, CQ_DEPTH, NULL, NULL, 0);
+	s->rcq = ibv_create_cq(s->d.ctx, CQ_DEPTH, NULL, NULL, 0);
+	if (!s->scq || !s->rcq) {
+		fprintf(stderr, "uc_test: %s: cannot allocate CQs: %s\n",
+			s->d.name, strerror(errno));
 		return -1;
 	}
 	for (i = 0; i < MAX_SGE; i++)
@@ -849,46 +429,35 @@ static void close_side(struct side *s)
 	if (s->qp)
 		ibv_destroy_qp(s->qp);
 	for (i = 0; i < MAX_SGE; i++) {
-		free_buf(&s->src[i]);
-		free_buf(&s->rcv[i]);
+		vu_buf_free(&s->src[i]);
+		vu_buf_free(&s->rcv[i]);
 	}
-	free_buf(&s->dst);
-	free_buf(&s->sent);
+	vu_buf_free(&s->dst);
+	vu_buf_free(&s->sent);
 	if (s->scq)
 		ibv_destroy_cq(s->scq);
 	if (s->rcq)
 		ibv_destroy_cq(s->rcq);
-	if (s->pd)
-		ibv_dealloc_pd(s->pd);
-	if (s->ctx)
-		ibv_close_device(s->ctx);
+	vu_dev_close(&s->d);
 	s->qp = NULL;
 	s->scq = s->rcq = NULL;
-	s->pd = NULL;
-	s->ctx = NULL;
 }
 
 /* ---- QPs ---------------------------------------------------------------- */
 
 static int create_qp(struct side *s)
 {
-	struct ibv_qp_init_attr ia = {
-		.send_cq = s->scq,
-		.recv_cq = s->rcq,
-		.cap = {
-			.max_send_wr = QP_DEPTH,
-			.max_recv_wr = QP_DEPTH,
-			.max_send_sge = MAX_SGE,
-			.max_recv_sge = MAX_SGE,
-		},
-		.qp_type = IBV_QPT_UC,
-		.sq_sig_all = 0,
+	struct ibv_qp_cap cap = {
+		.max_send_wr = QP_DEPTH,
+		.max_recv_wr = QP_DEPTH,
+		.max_send_sge = MAX_SGE,
+		.max_recv_sge = MAX_SGE,
 	};
 
-	s->qp = ibv_create_qp(s->pd, &ia);
+	s->qp = vu_qp_create(s->d.pd, IBV_QPT_UC, s->scq, s->rcq, &cap);
 	if (!s->qp) {
 		fprintf(stderr, "uc_test: %s: ibv_create_qp(UC) failed: %s\n",
-			s->dev, strerror(errno));
+			s->d.name, strerror(errno));
 		return -1;
 	}
 	return 0;
@@ -897,55 +466,25 @@ static int create_qp(struct side *s)
 static int qp_to_rts(struct side *s, const struct side *peer,
 		     enum ibv_mtu mtu)
 {
-	struct ibv_qp_attr a;
+	const struct vu_qp_end self_end = {
+		s->qp, &s->d, s->sq_psn, s->rq_psn,
+	}, peer_end = {
+		peer->qp, &peer->d, peer->sq_psn, peer->rq_psn,
+	};
+	const char *step;
 	int ret;
 
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_INIT;
-	a.pkey_index = 0;
-	a.port_num = PORT;
-	a.qp_access_flags = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE;
-	ret = ibv_modify_qp(s->qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
-			    IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
-	if (ret) {
-		fprintf(stderr, "uc_test: %s: QP 0x%x RESET->INIT: %s\n",
-			s->dev, s->qp->qp_num, strerror(ret));
-		return -1;
-	}
-
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTR;
-	a.path_mtu = mtu;
-	a.dest_qp_num = peer->qp->qp_num;
-	a.rq_psn = s->rq_psn;
-	a.ah_attr.is_global = 1;
-	a.ah_attr.grh.dgid = peer->gid;
-	a.ah_attr.grh.sgid_index = (uint8_t)s->gid_idx;
-	a.ah_attr.grh.hop_limit = 64;
-	a.ah_attr.port_num = PORT;
-	ret = ibv_modify_qp(s->qp, &a, IBV_QP_STATE | IBV_QP_AV |
-			    IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
-			    IBV_QP_RQ_PSN);
-	if (ret) {
-		fprintf(stderr, "uc_test: %s: QP 0x%x INIT->RTR (to %s GID "
-			"%s): %s%s\n", s->dev, s->qp->qp_num, peer->dev,
-			peer->gid_str, strerror(ret), ret == ETIMEDOUT ||
+	ret = vu_qp_connect(&self_end, &peer_end, mtu,
+			    IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE,
+			    &step);
+	if (ret)
+		fprintf(stderr, "uc_test: %s: QP 0x%x %s (to %s GID %s): "
+			"%s%s\n", s->d.name, s->qp->qp_num, step, peer->d.name,
+			peer->d.gid_str, strerror(ret), ret == ETIMEDOUT ||
 			ret == ENETUNREACH || ret == EHOSTUNREACH ?
 			" (is the peer address reachable? ip route get, ip "
 			"neigh)" : "");
-		return -1;
-	}
-
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTS;
-	a.sq_psn = s->sq_psn;
-	ret = ibv_modify_qp(s->qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN);
-	if (ret) {
-		fprintf(stderr, "uc_test: %s: QP 0x%x RTR->RTS: %s\n", s->dev,
-			s->qp->qp_num, strerror(ret));
-		return -1;
-	}
-	return 0;
+	return ret ? -1 : 0;
 }
 
 static int connect_pair(struct side *a, struct side *b, enum ibv_mtu mtu)
@@ -955,14 +494,6 @@ static int connect_pair(struct side *a, struct side *b, enum ibv_mtu mtu)
 	if (qp_to_rts(a, b, mtu) || qp_to_rts(b, a, mtu))
 		return -1;
 	return 0;
-}
-
-static void drain_cq(struct ibv_cq *cq)
-{
-	struct ibv_wc wc[16];
-
-	while (ibv_poll_cq(cq, 16, wc) > 0)
-		;
 }
 
 /* After a failure: new QPs, empty CQs, so nothing stale can leak on. */
@@ -975,13 +506,13 @@ static int reset_pair(struct side *a, struct side *b, enum ibv_mtu mtu)
 		ret = s[i]->qp ? ibv_destroy_qp(s[i]->qp) : 0;
 		if (ret)
 			fprintf(stderr, "uc_test: %s: ibv_destroy_qp: %s\n",
-				s[i]->dev, strerror(ret));
+				s[i]->d.name, strerror(ret));
 		s[i]->qp = NULL;
 	}
-	nap_us(QUIET_MS * 1000);	/* let packets in flight die */
+	vu_nap_us(QUIET_MS * 1000);	/* let packets in flight die */
 	for (i = 0; i < 2; i++) {
-		drain_cq(s[i]->scq);
-		drain_cq(s[i]->rcq);
+		vu_cq_drain(s[i]->scq);
+		vu_cq_drain(s[i]->rcq);
 	}
 	return connect_pair(a, b, mtu);
 }
@@ -997,48 +528,6 @@ struct layout {
 static uint8_t *expect;			/* the message, as it must arrive */
 static bool info_done[2][OP_NUM];
 
-/* Poll cq until want CQEs arrived or the deadline passed. */
-static int poll_cqes(struct ibv_cq *cq, struct ibv_wc *wc, int want,
-		     double deadline)
-{
-	long backoff = 0;
-	int got = 0, r;
-
-	while (got < want) {
-		r = ibv_poll_cq(cq, want - got, wc + got);
-		if (r < 0) {
-			diag("ibv_poll_cq failed (%d)", r);
-			return got;
-		}
-		if (r > 0) {
-			got += r;
-			backoff = 0;
-			continue;
-		}
-		if (now() > deadline)
-			break;
-		backoff = backoff ? (backoff < 1000 ? backoff * 2 : 2000) : 10;
-		nap_us(backoff);
-	}
-	return got;
-}
-
-/* Any completion left on cq is one too many. */
-static bool no_more_cqes(struct ibv_cq *cq, const char *what)
-{
-	struct ibv_wc wc;
-	char s[256];
-	bool ok = true;
-	int n = 0;
-
-	while (ibv_poll_cq(cq, 1, &wc) > 0 && n++ < 8) {
-		wc_str(&wc, s, sizeof(s));
-		diag("unexpected extra CQE on %s: %s", what, s);
-		ok = false;
-	}
-	return ok;
-}
-
 static bool check_send_cqe(const struct ibv_wc *wc, const struct side *tx,
 			   enum ibv_wc_opcode opcode, uint64_t wr_id,
 			   const char *what)
@@ -1047,31 +536,31 @@ static bool check_send_cqe(const struct ibv_wc *wc, const struct side *tx,
 	char s[256];
 
 	if (wc->status != IBV_WC_SUCCESS) {
-		diag("%s: status %s (%d), expected SUCCESS, vendor_err 0x%x",
-		     what, ibv_wc_status_str(wc->status), wc->status,
-		     wc->vendor_err);
+		vu_diag("%s: status %s (%d), expected SUCCESS, vendor_err 0x%x",
+			what, ibv_wc_status_str(wc->status), wc->status,
+			wc->vendor_err);
 		ok = false;
 	}
 	if (wc->wr_id != wr_id) {
-		diag("%s: wr_id 0x%" PRIx64 ", expected 0x%" PRIx64, what,
-		     wc->wr_id, wr_id);
+		vu_diag("%s: wr_id 0x%" PRIx64 ", expected 0x%" PRIx64, what,
+			wc->wr_id, wr_id);
 		ok = false;
 	}
 	/* opcode is only defined for successful completions */
 	if (wc->status == IBV_WC_SUCCESS && wc->opcode != opcode) {
-		diag("%s: opcode %s (%d), expected %s (%d)", what,
-		     wc_opcode_str(wc->opcode), wc->opcode,
-		     wc_opcode_str(opcode), opcode);
+		vu_diag("%s: opcode %s (%d), expected %s (%d)", what,
+			vu_wc_opcode_str(wc->opcode), wc->opcode,
+			vu_wc_opcode_str(opcode), opcode);
 		ok = false;
 	}
 	if (wc->qp_num != tx->qp->qp_num) {
-		diag("%s: qp_num 0x%x, expected 0x%x", what, wc->qp_num,
-		     tx->qp->qp_num);
+		vu_diag("%s: qp_num 0x%x, expected 0x%x", what, wc->qp_num,
+			tx->qp->qp_num);
 		ok = false;
 	}
 	if (!ok) {
-		wc_str(wc, s, sizeof(s));
-		diag("  %s", s);
+		vu_wc_str(wc, s, sizeof(s));
+		vu_diag("  %s", s);
 	}
 	return ok;
 }
@@ -1082,70 +571,71 @@ static bool check_recv_cqe(const struct ibv_wc *wc, const struct side *rx,
 			   uint32_t imm_be, const char *what)
 {
 	/* The quirk is rdma_rxe's: it applies when rxe is the receiver. */
-	bool quirk = opt.rxe_src_qp_quirk && !strncmp(rx->dev, "rxe", 3);
+	bool quirk = opt.rxe_src_qp_quirk && !strncmp(rx->d.name, "rxe", 3);
 	uint32_t want_src = quirk ? 0 : tx->qp->qp_num;
 	bool ok = true;
 	char s[256];
 
 	if (wc->status != IBV_WC_SUCCESS) {
-		diag("%s: status %s (%d), expected SUCCESS, vendor_err 0x%x",
-		     what, ibv_wc_status_str(wc->status), wc->status,
-		     wc->vendor_err);
+		vu_diag("%s: status %s (%d), expected SUCCESS, vendor_err 0x%x",
+			what, ibv_wc_status_str(wc->status), wc->status,
+			wc->vendor_err);
 		ok = false;
 	}
 	if (wc->wr_id != wr_id) {
-		diag("%s: wr_id 0x%" PRIx64 ", expected 0x%" PRIx64 " (not "
-		     "the receive WR posted for this message)", what,
-		     wc->wr_id, wr_id);
+		vu_diag("%s: wr_id 0x%" PRIx64 ", expected 0x%" PRIx64 " (not "
+			"the receive WR posted for this message)", what,
+			wc->wr_id, wr_id);
 		ok = false;
 	}
 	if (wc->qp_num != rx->qp->qp_num) {
-		diag("%s: qp_num 0x%x, expected 0x%x", what, wc->qp_num,
-		     rx->qp->qp_num);
+		vu_diag("%s: qp_num 0x%x, expected 0x%x", what, wc->qp_num,
+			rx->qp->qp_num);
 		ok = false;
 	}
 	if (wc->status == IBV_WC_SUCCESS) {
 		if (wc->opcode != opcode) {
-			diag("%s: opcode %s (%d), expected %s (%d)", what,
-			     wc_opcode_str(wc->opcode), wc->opcode,
-			     wc_opcode_str(opcode), opcode);
+			vu_diag("%s: opcode %s (%d), expected %s (%d)", what,
+				vu_wc_opcode_str(wc->opcode), wc->opcode,
+				vu_wc_opcode_str(opcode), opcode);
 			ok = false;
 		}
 		if (wc->byte_len != byte_len) {
-			diag("%s: byte_len %u, expected %u (the message "
-			     "length)", what, wc->byte_len, byte_len);
+			vu_diag("%s: byte_len %u, expected %u (the message "
+				"length)", what, wc->byte_len, byte_len);
 			ok = false;
 		}
 		if (!!(wc->wc_flags & IBV_WC_WITH_IMM) != imm) {
-			diag("%s: IBV_WC_WITH_IMM %s in wc_flags 0x%x, "
-			     "expected %s", what,
-			     wc->wc_flags & IBV_WC_WITH_IMM ? "set" : "clear",
-			     wc->wc_flags, imm ? "set" : "clear");
+			vu_diag("%s: IBV_WC_WITH_IMM %s in wc_flags 0x%x, "
+				"expected %s", what,
+				wc->wc_flags & IBV_WC_WITH_IMM ? "set" :
+								 "clear",
+				wc->wc_flags, imm ? "set" : "clear");
 			ok = false;
 		}
 		if (wc->wc_flags & IBV_WC_WITH_INV) {
-			diag("%s: IBV_WC_WITH_INV set in wc_flags 0x%x", what,
-			     wc->wc_flags);
+			vu_diag("%s: IBV_WC_WITH_INV set in wc_flags 0x%x",
+				what, wc->wc_flags);
 			ok = false;
 		}
 		if (imm && wc->imm_data != imm_be) {
-			diag("%s: imm_data 0x%08x (network order), expected "
-			     "0x%08x as posted", what, ntohl(wc->imm_data),
-			     ntohl(imm_be));
+			vu_diag("%s: imm_data 0x%08x (network order), expected "
+				"0x%08x as posted", what, ntohl(wc->imm_data),
+				ntohl(imm_be));
 			ok = false;
 		}
 		if (wc->src_qp != want_src) {
-			diag("%s: src_qp 0x%x, expected 0x%x (%s)", what,
-			     wc->src_qp, want_src, quirk ?
-			     "0 as rdma_rxe reports it, --rxe-src-qp-quirk" :
-			     "the peer QPN; rdma_rxe reports 0 for UC, see "
-			     "--rxe-src-qp-quirk");
+			vu_diag("%s: src_qp 0x%x, expected 0x%x (%s)", what,
+				wc->src_qp, want_src, quirk ?
+				"0 as rdma_rxe reports it, --rxe-src-qp-quirk" :
+				"the peer QPN; rdma_rxe reports 0 for UC, see "
+				"--rxe-src-qp-quirk");
 			ok = false;
 		}
 	}
 	if (!ok) {
-		wc_str(wc, s, sizeof(s));
-		diag("  %s", s);
+		vu_wc_str(wc, s, sizeof(s));
+		vu_diag("  %s", s);
 	}
 	return ok;
 }
@@ -1176,19 +666,19 @@ static bool check_range(const char *what, const uint8_t *p, size_t off,
 	size_t i;
 
 	snprintf(name, sizeof(name), "%s: guard before", what);
-	ok &= check_poison(name, p + off - GUARD, GUARD, -GUARD);
+	ok &= vu_bytes_all(name, p + off - GUARD, POISON, GUARD, -GUARD);
 	snprintf(name, sizeof(name), "%s: guard after", what);
-	ok &= check_poison(name, p + off + len, GUARD, (long long)len);
+	ok &= vu_bytes_all(name, p + off + len, POISON, GUARD, (long long)len);
 	if (want) {
 		snprintf(name, sizeof(name), "%s: data", what);
-		ok &= check_bytes(name, p + off, want, len, 0);
+		ok &= vu_bytes_eq(name, p + off, want, len, 0);
 	} else {
 		for (i = 0; i < len; i += GUARD) {
 			size_t n = len - i < GUARD ? len - i : GUARD;
 
 			snprintf(name, sizeof(name), "%s: (must stay "
 				 "unwritten)", what);
-			if (!check_poison(name, p + off + i, n,
+			if (!vu_bytes_all(name, p + off + i, POISON, n,
 					  (long long)i)) {
 				ok = false;
 				break;
@@ -1202,8 +692,8 @@ static bool check_range(const char *what, const uint8_t *p, size_t off,
  * completion to wait for). */
 static void wait_landed(const uint8_t *p, size_t n, double deadline)
 {
-	while (memcmp(p, expect, n) && now() < deadline)
-		nap_us(500);
+	while (memcmp(p, expect, n) && vu_now() < deadline)
+		vu_nap_us(500);
 }
 
 static void split3(size_t n, size_t a_div, size_t b_div, size_t len[3])
@@ -1254,8 +744,8 @@ static bool run_case(const struct pair *pr, enum op op, size_t n, int nsge,
 	doff = PAD + (cno % 13) * 3;
 
 	/* --- data ----------------------------------------------------------- */
-	fill_prng(expect, n, seed);
-	imm_be = htonl((uint32_t)splitmix64(&seed) | 1);
+	vu_fill_prng(expect, n, seed);
+	imm_be = htonl((uint32_t)vu_splitmix64(&seed) | 1);
 	for (i = 0, pos = 0; i < sl.nsge; pos += sl.len[i], i++) {
 		memcpy(tx->src[i].p + sl.off[i], expect + pos, sl.len[i]);
 		ssge[i].addr = (uintptr_t)(tx->src[i].p + sl.off[i]);
@@ -1296,7 +786,8 @@ static bool run_case(const struct pair *pr, enum op op, size_t n, int nsge,
 	}
 	i = ibv_post_recv(rx->qp, &rwr, &bad_r);
 	if (i) {
-		diag("ibv_post_recv on %c failed: %s", rx->label, strerror(i));
+		vu_diag("ibv_post_recv on %c failed: %s", rx->d.label,
+			strerror(i));
 		return false;
 	}
 
@@ -1315,27 +806,28 @@ static bool run_case(const struct pair *pr, enum op op, size_t n, int nsge,
 	}
 	i = ibv_post_send(tx->qp, &swr, &bad_s);
 	if (i) {
-		diag("ibv_post_send on %c failed: %s", tx->label, strerror(i));
+		vu_diag("ibv_post_send on %c failed: %s", tx->d.label,
+			strerror(i));
 		return false;
 	}
-	deadline = now() + opt.timeout;
+	deadline = vu_now() + opt.timeout;
 	want_s = 1;
 	got = 0;
 
 	if (op == OP_WRITE) {
 		/* data landed? then no receive CQE may show up, and the
 		 * sentinel receive WR must still be there for a SEND */
-		got = poll_cqes(tx->scq, swc, 1, deadline);
+		got = vu_poll_cq(tx->scq, swc, 1, deadline);
 		wait_landed(rx->dst.p + doff, n, deadline);
-		if (poll_cqes(rx->rcq, rwc, 1, now() + QUIET_MS / 1000.0)) {
+		if (vu_poll_cq(rx->rcq, rwc, 1, vu_now() + QUIET_MS / 1000.0)) {
 			char s[256];
 
-			wc_str(&rwc[0], s, sizeof(s));
-			diag("RDMA WRITE without immediate produced a receive "
-			     "completion: %s", s);
+			vu_wc_str(&rwc[0], s, sizeof(s));
+			vu_diag("RDMA WRITE without immediate produced a "
+				"receive completion: %s", s);
 			ok = false;
 		}
-		fill_prng(tx->sent.p + PAD, FENCE_LEN, seed);
+		vu_fill_prng(tx->sent.p + PAD, FENCE_LEN, seed);
 		fsge.addr = (uintptr_t)(tx->sent.p + PAD);
 		fsge.length = FENCE_LEN;
 		fsge.lkey = tx->sent.mr->lkey;
@@ -1347,43 +839,43 @@ static bool run_case(const struct pair *pr, enum op op, size_t n, int nsge,
 		fwr.send_flags = IBV_SEND_SIGNALED;
 		i = ibv_post_send(tx->qp, &fwr, &bad_s);
 		if (i) {
-			diag("ibv_post_send (fence SEND) on %c failed: %s",
-			     tx->label, strerror(i));
+			vu_diag("ibv_post_send (fence SEND) on %c failed: %s",
+				tx->d.label, strerror(i));
 			return false;
 		}
 		/* the fence SEND gets its own deadline */
-		deadline = now() + opt.timeout;
+		deadline = vu_now() + opt.timeout;
 		want_s = 2;
 	}
 
 	/* --- completions ---------------------------------------------------- */
-	got += poll_cqes(tx->scq, swc + got, want_s - got, deadline);
+	got += vu_poll_cq(tx->scq, swc + got, want_s - got, deadline);
 	if (got < want_s) {
-		diag("timed out after %.0f s: %d of %d send completion(s) on "
-		     "%c", opt.timeout, got, want_s, tx->label);
+		vu_diag("timed out after %.0f s: %d of %d send completion(s) "
+			"on %c", opt.timeout, got, want_s, tx->d.label);
 		ok = false;
 	}
 	for (i = 0; i < got; i++) {
 		bool fence = op == OP_WRITE && i == 1;
 
-		snprintf(what, sizeof(what), "%c send CQE%s", tx->label,
+		snprintf(what, sizeof(what), "%c send CQE%s", tx->d.label,
 			 fence ? " (fence SEND)" : "");
 		ok &= check_send_cqe(&swc[i], tx, fence ? IBV_WC_SEND :
 				     oi->send_wc, WRID(cno, fence ? ROLE_FENCE :
 						       ROLE_SEND), what);
 	}
 
-	got = poll_cqes(rx->rcq, rwc, 1, deadline);
+	got = vu_poll_cq(rx->rcq, rwc, 1, deadline);
 	if (!got) {
 		if (op == OP_WRITE)
-			diag("timed out after %.0f s waiting for the fence "
-			     "SEND's receive completion on %c: was the "
-			     "sentinel receive WR consumed by the WRITE, or "
-			     "was the SEND lost?", opt.timeout, rx->label);
+			vu_diag("timed out after %.0f s waiting for the fence "
+				"SEND's receive completion on %c: was the "
+				"sentinel receive WR consumed by the WRITE, or "
+				"was the SEND lost?", opt.timeout, rx->d.label);
 		else
-			diag("timed out after %.0f s waiting for the receive "
-			     "completion on %c (message lost?)", opt.timeout,
-			     rx->label);
+			vu_diag("timed out after %.0f s waiting for the "
+				"receive completion on %c (message lost?)",
+				opt.timeout, rx->d.label);
 		ok = false;
 	} else if (op == OP_WRITE) {
 		ok &= check_recv_cqe(&rwc[0], rx, tx, IBV_WC_RECV,
@@ -1391,7 +883,7 @@ static bool run_case(const struct pair *pr, enum op op, size_t n, int nsge,
 				     false, 0, "receive CQE for the SEND "
 				     "after the WRITE (sentinel receive WR)");
 	} else {
-		snprintf(what, sizeof(what), "%c receive CQE", rx->label);
+		snprintf(what, sizeof(what), "%c receive CQE", rx->d.label);
 		ok &= check_recv_cqe(&rwc[0], rx, tx, oi->recv_wc,
 				     WRID(cno, ROLE_RECV), (uint32_t)n,
 				     oi->imm, imm_be, what);
@@ -1399,35 +891,35 @@ static bool run_case(const struct pair *pr, enum op op, size_t n, int nsge,
 			char fl[64];
 
 			info_done[pr->dir][op] = true;
-			wc_flags_str(rwc[0].wc_flags, fl, sizeof(fl));
+			vu_wc_flags_str(rwc[0].wc_flags, fl, sizeof(fl));
 			printf("# info: %s %s %zuB: %c receive CQE byte_len=%u "
 			       "src_qp=0x%x (peer QPN 0x%x) wc_flags=0x%x(%s)"
-			       "\n", pr->name, oi->name, n, rx->label,
+			       "\n", pr->name, oi->name, n, rx->d.label,
 			       rwc[0].byte_len, rwc[0].src_qp,
 			       tx->qp->qp_num, rwc[0].wc_flags, fl);
 		}
 	}
 
 	/* nothing else may have completed anywhere */
-	nap_us(1000);
-	snprintf(what, sizeof(what), "%c send CQ", tx->label);
-	ok &= no_more_cqes(tx->scq, what);
-	snprintf(what, sizeof(what), "%c receive CQ", rx->label);
-	ok &= no_more_cqes(rx->rcq, what);
-	snprintf(what, sizeof(what), "%c receive CQ", tx->label);
-	ok &= no_more_cqes(tx->rcq, what);
-	snprintf(what, sizeof(what), "%c send CQ", rx->label);
-	ok &= no_more_cqes(rx->scq, what);
+	vu_nap_us(1000);
+	snprintf(what, sizeof(what), "%c send CQ", tx->d.label);
+	ok &= vu_cq_stays_empty(tx->scq, 0, what);
+	snprintf(what, sizeof(what), "%c receive CQ", rx->d.label);
+	ok &= vu_cq_stays_empty(rx->rcq, 0, what);
+	snprintf(what, sizeof(what), "%c receive CQ", tx->d.label);
+	ok &= vu_cq_stays_empty(tx->rcq, 0, what);
+	snprintf(what, sizeof(what), "%c send CQ", rx->d.label);
+	ok &= vu_cq_stays_empty(rx->scq, 0, what);
 
 	/* --- data ----------------------------------------------------------- */
 	if (oi->write) {
-		snprintf(what, sizeof(what), "%c WRITE target", rx->label);
+		snprintf(what, sizeof(what), "%c WRITE target", rx->d.label);
 		ok &= check_range(what, rx->dst.p, doff, n, expect);
 	}
 	if (oi->rwr) {
 		for (i = 0, pos = 0; i < rl.nsge; pos += rl.len[i], i++) {
 			snprintf(what, sizeof(what), "%c receive SGE %d (%zu "
-				 "bytes at message offset %zu)", rx->label, i,
+				 "bytes at message offset %zu)", rx->d.label, i,
 				 rl.len[i], pos);
 			ok &= check_range(what, rx->rcv[i].p, rl.off[i],
 					  rl.len[i],
@@ -1436,9 +928,9 @@ static bool run_case(const struct pair *pr, enum op op, size_t n, int nsge,
 	} else {
 		uint8_t fence[FENCE_LEN];
 
-		fill_prng(fence, FENCE_LEN, seed);
+		vu_fill_prng(fence, FENCE_LEN, seed);
 		snprintf(what, sizeof(what), "%c sentinel receive buffer",
-			 rx->label);
+			 rx->d.label);
 		ok &= check_range(what, rx->sent.p, PAD, FENCE_LEN, fence);
 	}
 	return ok;
@@ -1482,8 +974,8 @@ static const size_t rz_len[RZ_K] = { 1, 63, 700, 1500, RZ_MAXMSG };
 
 struct rz {
 	struct side *tx, *rx;
-	struct buf sbuf;		/* on tx: message i at rz_off(i) */
-	struct buf rbuf;		/* on rx: buffer i at rz_off(i) */
+	struct vu_buf sbuf;		/* on tx: message i at rz_off(i) */
+	struct vu_buf rbuf;		/* on rx: buffer i at rz_off(i) */
 	unsigned int cno;		/* KTAP case number */
 	unsigned int round;		/* rounds posted so far */
 	uint8_t data[RZ_K][RZ_MAXMSG];	/* message i of the current round */
@@ -1521,9 +1013,9 @@ static bool rz_post(struct rz *z)
 	for (i = 0; i < RZ_K; i++) {
 		seed = 0x72737a0000000000ull ^ ((uint64_t)z->cno << 16) ^
 		       ((uint64_t)z->round << 8) ^ (uint64_t)i;
-		fill_prng(z->data[i], rz_len[i], seed);
+		vu_fill_prng(z->data[i], rz_len[i], seed);
 		z->imm[i] = (i + z->round) & 1;
-		z->imm_be[i] = htonl((uint32_t)splitmix64(&seed) | 1);
+		z->imm_be[i] = htonl((uint32_t)vu_splitmix64(&seed) | 1);
 		memcpy(z->sbuf.p + rz_off(i), z->data[i], rz_len[i]);
 		/* receive buffer: complement of the data, guards (and the
 		 * SLACK bytes beyond the message) POISON */
@@ -1538,8 +1030,8 @@ static bool rz_post(struct rz *z)
 		rwr.num_sge = 1;
 		ret = ibv_post_recv(z->rx->qp, &rwr, &bad_r);
 		if (ret) {
-			diag("ibv_post_recv %d of %d on %c failed: %s", i + 1,
-			     RZ_K, z->rx->label, strerror(ret));
+			vu_diag("ibv_post_recv %d of %d on %c failed: %s",
+				i + 1, RZ_K, z->rx->d.label, strerror(ret));
 			return false;
 		}
 	}
@@ -1557,8 +1049,8 @@ static bool rz_post(struct rz *z)
 			swr.imm_data = z->imm_be[i];
 		ret = ibv_post_send(z->tx->qp, &swr, &bad_s);
 		if (ret) {
-			diag("ibv_post_send %d of %d on %c failed: %s", i + 1,
-			     RZ_K, z->tx->label, strerror(ret));
+			vu_diag("ibv_post_send %d of %d on %c failed: %s",
+				i + 1, RZ_K, z->tx->d.label, strerror(ret));
 			return false;
 		}
 	}
@@ -1577,31 +1069,31 @@ static bool rz_settle(struct rz *z, double deadline, long settle_ms)
 	bool ok = true;
 	int got, i;
 
-	got = poll_cqes(z->tx->scq, wc, RZ_K, deadline);
+	got = vu_poll_cq(z->tx->scq, wc, RZ_K, deadline);
 	if (got < RZ_K) {
-		diag("timed out after %.0f s: %d of %d send completions on "
-		     "%c", opt.timeout, got, RZ_K, z->tx->label);
+		vu_diag("timed out after %.0f s: %d of %d send completions on "
+			"%c", opt.timeout, got, RZ_K, z->tx->d.label);
 		ok = false;
 	}
 	for (i = 0; i < got; i++) {
 		snprintf(what, sizeof(what), "%c send CQE %d (%s %zuB)",
-			 z->tx->label, i + 1, rz_opname(z, i), rz_len[i]);
+			 z->tx->d.label, i + 1, rz_opname(z, i), rz_len[i]);
 		ok &= check_send_cqe(&wc[i], z->tx, IBV_WC_SEND,
 				     rz_wrid(z, ROLE_SEND, i), what);
 	}
 	for (i = 0; i < RZ_K; i++) {
 		const uint8_t *p = z->rbuf.p + rz_off(i);
 
-		while (memcmp(p, z->data[i], rz_len[i]) && now() < deadline)
-			nap_us(500);
+		while (memcmp(p, z->data[i], rz_len[i]) && vu_now() < deadline)
+			vu_nap_us(500);
 		if (memcmp(p, z->data[i], rz_len[i]))
-			diag("message %d (%s %zuB) has not landed in %c's "
-			     "receive buffer after %.0f s", i + 1,
-			     rz_opname(z, i), rz_len[i], z->rx->label,
-			     opt.timeout);
+			vu_diag("message %d (%s %zuB) has not landed in %c's "
+				"receive buffer after %.0f s", i + 1,
+				rz_opname(z, i), rz_len[i], z->rx->d.label,
+				opt.timeout);
 	}
 	if (settle_ms)
-		nap_us(settle_ms * 1000);
+		vu_nap_us(settle_ms * 1000);
 	return ok;
 }
 
@@ -1622,32 +1114,32 @@ static bool rz_collect(struct rz *z, bool pending, double deadline,
 	if (pending) {
 		r = ibv_poll_cq(z->rx->rcq, RZ_K + 4, wc);
 		if (r < 0) {
-			diag("first ibv_poll_cq on %c's receive CQ %s failed "
-			     "(%d)", z->rx->label, when, r);
+			vu_diag("first ibv_poll_cq on %c's receive CQ %s "
+				"failed (%d)", z->rx->d.label, when, r);
 			ok = false;
 		} else {
 			got = r;
 		}
 		if (r >= 0 && r != RZ_K) {
-			diag("first ibv_poll_cq(%d) on %c's receive CQ %s "
-			     "returned %d completion(s), expected exactly the "
-			     "%d pending ones (their data had landed >= %d ms "
-			     "before)", RZ_K + 4, z->rx->label, when, r, RZ_K,
-			     RZ_SETTLE_MS);
+			vu_diag("first ibv_poll_cq(%d) on %c's receive CQ %s "
+				"returned %d completion(s), expected exactly "
+				"the %d pending ones (their data had landed >= "
+				"%d ms before)", RZ_K + 4, z->rx->d.label, when, r,
+				RZ_K, RZ_SETTLE_MS);
 			ok = false;
 		}
 	}
 	if (got < RZ_K)
-		got += poll_cqes(z->rx->rcq, wc + got, RZ_K - got, deadline);
+		got += vu_poll_cq(z->rx->rcq, wc + got, RZ_K - got, deadline);
 	if (got < RZ_K) {
-		diag("timed out after %.0f s: %d of %d receive completions on "
-		     "%c %s (lost?)", opt.timeout, got, RZ_K, z->rx->label,
-		     when);
+		vu_diag("timed out after %.0f s: %d of %d receive completions "
+			"on %c %s (lost?)", opt.timeout, got, RZ_K,
+			z->rx->d.label, when);
 		ok = false;
 	}
 	for (i = 0; i < got && i < RZ_K; i++) {
 		snprintf(what, sizeof(what), "%c receive CQE %d of %d (%s "
-			 "%zuB) %s", z->rx->label, i + 1, RZ_K,
+			 "%zuB) %s", z->rx->d.label, i + 1, RZ_K,
 			 rz_opname(z, i), rz_len[i], when);
 		ok &= check_recv_cqe(&wc[i], z->rx, z->tx, IBV_WC_RECV,
 				     rz_wrid(z, ROLE_RECV, i),
@@ -1655,15 +1147,15 @@ static bool rz_collect(struct rz *z, bool pending, double deadline,
 				     z->imm_be[i], what);
 	}
 	for (; i < got; i++) {
-		wc_str(&wc[i], s, sizeof(s));
-		diag("unexpected extra CQE on %c receive CQ %s: %s",
-		     z->rx->label, when, s);
+		vu_wc_str(&wc[i], s, sizeof(s));
+		vu_diag("unexpected extra CQE on %c receive CQ %s: %s",
+			z->rx->d.label, when, s);
 	}
-	snprintf(what, sizeof(what), "%c receive CQ %s", z->rx->label, when);
-	ok &= no_more_cqes(z->rx->rcq, what);
+	snprintf(what, sizeof(what), "%c receive CQ %s", z->rx->d.label, when);
+	ok &= vu_cq_stays_empty(z->rx->rcq, 0, what);
 	for (i = 0; i < RZ_K; i++) {
 		snprintf(what, sizeof(what), "%c receive buffer %d (%s %zuB)",
-			 z->rx->label, i + 1, rz_opname(z, i), rz_len[i]);
+			 z->rx->d.label, i + 1, rz_opname(z, i), rz_len[i]);
 		ok &= check_range(what, z->rbuf.p, rz_off(i), rz_len[i],
 				  z->data[i]);
 	}
@@ -1676,13 +1168,13 @@ static bool rz_quiet(struct rz *z)
 	char what[32];
 	bool ok = true;
 
-	nap_us(1000);
-	snprintf(what, sizeof(what), "%c send CQ", z->tx->label);
-	ok &= no_more_cqes(z->tx->scq, what);
-	snprintf(what, sizeof(what), "%c receive CQ", z->tx->label);
-	ok &= no_more_cqes(z->tx->rcq, what);
-	snprintf(what, sizeof(what), "%c send CQ", z->rx->label);
-	ok &= no_more_cqes(z->rx->scq, what);
+	vu_nap_us(1000);
+	snprintf(what, sizeof(what), "%c send CQ", z->tx->d.label);
+	ok &= vu_cq_stays_empty(z->tx->scq, 0, what);
+	snprintf(what, sizeof(what), "%c receive CQ", z->tx->d.label);
+	ok &= vu_cq_stays_empty(z->tx->rcq, 0, what);
+	snprintf(what, sizeof(what), "%c send CQ", z->rx->d.label);
+	ok &= vu_cq_stays_empty(z->rx->scq, 0, what);
 	return ok;
 }
 
@@ -1706,17 +1198,18 @@ static bool rz_resize_ok(struct rz *z, int cqe, const char *why)
 	errno = 0;
 	ret = ibv_resize_cq(cq, cqe);
 	if (ret) {
-		diag("ibv_resize_cq(%c receive CQ, %d) %s failed: %s (%d)%s",
-		     z->rx->label, cqe, why, strerror(ret < 0 ? errno : ret),
-		     ret, ret < 0 ? ", and returned a negative value instead "
-		     "of an errno" : "");
+		vu_diag("ibv_resize_cq(%c receive CQ, %d) %s failed: %s (%d)%s",
+			z->rx->d.label, cqe, why,
+			strerror(ret < 0 ? errno : ret), ret, ret < 0 ?
+			", and returned a negative value instead of an errno" :
+			"");
 		return false;
 	}
 	printf("# info: ibv_resize_cq(%c receive CQ, %d) %s: ibv_cq->cqe "
-	       "%d -> %d\n", z->rx->label, cqe, why, before, cq->cqe);
+	       "%d -> %d\n", z->rx->d.label, cqe, why, before, cq->cqe);
 	if (cq->cqe < cqe) {
-		diag("after ibv_resize_cq(%d) ibv_cq->cqe is %d, less than "
-		     "requested", cqe, cq->cqe);
+		vu_diag("after ibv_resize_cq(%d) ibv_cq->cqe is %d, less than "
+			"requested", cqe, cq->cqe);
 		return false;
 	}
 	return true;
@@ -1724,7 +1217,7 @@ static bool rz_resize_ok(struct rz *z, int cqe, const char *why)
 
 static bool rz_case_grow(struct rz *z)
 {
-	double deadline = now() + opt.timeout;
+	double deadline = vu_now() + opt.timeout;
 	bool ok, resized;
 
 	if (!rz_pend(z, deadline))
@@ -1738,7 +1231,7 @@ static bool rz_case_grow(struct rz *z)
 static bool rz_case_shrink_fails(struct rz *z)
 {
 	struct ibv_cq *cq = z->rx->rcq;
-	double deadline = now() + opt.timeout;
+	double deadline = vu_now() + opt.timeout;
 	int before = cq->cqe, ret;
 	bool ok;
 
@@ -1748,14 +1241,14 @@ static bool rz_case_shrink_fails(struct rz *z)
 	ret = ibv_resize_cq(cq, RZ_K - 1);
 	ok = ret == EINVAL;
 	if (!ok)
-		diag("ibv_resize_cq(%c receive CQ, %d) with %d completions "
-		     "pending returned %d (%s), expected EINVAL: a CQ of %d "
-		     "cannot hold them", z->rx->label, RZ_K - 1, RZ_K, ret,
-		     ret ? strerror(ret < 0 ? errno : ret) : "success",
-		     RZ_K - 1);
+		vu_diag("ibv_resize_cq(%c receive CQ, %d) with %d completions "
+			"pending returned %d (%s), expected EINVAL: a CQ of %d "
+			"cannot hold them", z->rx->d.label, RZ_K - 1, RZ_K, ret,
+			ret ? strerror(ret < 0 ? errno : ret) : "success",
+			RZ_K - 1);
 	if (cq->cqe != before) {
-		diag("ibv_cq->cqe changed from %d to %d by the %s", before,
-		     cq->cqe, ret ? "failed resize" : "resize");
+		vu_diag("ibv_cq->cqe changed from %d to %d by the %s", before,
+			cq->cqe, ret ? "failed resize" : "resize");
 		ok = false;
 	}
 	ok &= rz_collect(z, true, deadline, ret ? "after the failed shrink" :
@@ -1766,7 +1259,7 @@ static bool rz_case_shrink_fails(struct rz *z)
 
 static bool rz_case_reuse(struct rz *z)
 {
-	double deadline = now() + opt.timeout;
+	double deadline = vu_now() + opt.timeout;
 	bool ok;
 
 	if (!rz_post(z))
@@ -1779,7 +1272,7 @@ static bool rz_case_reuse(struct rz *z)
 
 static bool rz_case_fit(struct rz *z)
 {
-	double deadline = now() + opt.timeout;
+	double deadline = vu_now() + opt.timeout;
 	char when[64];
 	bool ok, resized;
 	int r;
@@ -1792,7 +1285,7 @@ static bool rz_case_fit(struct rz *z)
 	for (r = 0; r < RZ_ROUNDS; r++) {
 		snprintf(when, sizeof(when), "after the shrink, round %d of "
 			 "%d", r + 1, RZ_ROUNDS);
-		deadline = now() + opt.timeout;
+		deadline = vu_now() + opt.timeout;
 		if (!rz_post(z))
 			return false;
 		ok &= rz_settle(z, deadline, 0);
@@ -1813,16 +1306,16 @@ static int rz_reset(struct rz *z, struct side *a, struct side *b,
 		ret = ibv_destroy_qp(rx->qp);
 		if (ret)
 			fprintf(stderr, "uc_test: %s: ibv_destroy_qp: %s\n",
-				rx->dev, strerror(ret));
+				rx->d.name, strerror(ret));
 		rx->qp = NULL;
 	}
 	ret = ibv_destroy_cq(rx->rcq);
 	if (ret)
-		fprintf(stderr, "uc_test: %s: ibv_destroy_cq: %s\n", rx->dev,
+		fprintf(stderr, "uc_test: %s: ibv_destroy_cq: %s\n", rx->d.name,
 			strerror(ret));
-	rx->rcq = ibv_create_cq(rx->ctx, CQ_DEPTH, NULL, NULL, 0);
+	rx->rcq = ibv_create_cq(rx->d.ctx, CQ_DEPTH, NULL, NULL, 0);
 	if (!rx->rcq) {
-		fprintf(stderr, "uc_test: %s: ibv_create_cq: %s\n", rx->dev,
+		fprintf(stderr, "uc_test: %s: ibv_create_cq: %s\n", rx->d.name,
 			strerror(errno));
 		return -1;
 	}
@@ -1858,30 +1351,30 @@ static void run_resize_cases(struct side *a, struct side *b,
 	z.rx = b;
 	printf("# CQ resize: %c (%s) receive CQ, ibv_cq->cqe %d, %d "
 	       "completions kept pending, A->B SEND/SEND_WITH_IMM\n",
-	       b->label, b->dev, b->rcq->cqe, RZ_K);
+	       b->d.label, b->d.name, b->rcq->cqe, RZ_K);
 	setup = !alloc_buf(a, &z.sbuf, RZ_BUF_LEN, 0) &&
 		!alloc_buf(b, &z.rbuf, RZ_BUF_LEN, IBV_ACCESS_LOCAL_WRITE);
-	drain_cq(a->scq);
-	drain_cq(a->rcq);
-	drain_cq(b->scq);
-	drain_cq(b->rcq);
+	vu_cq_drain(a->scq);
+	vu_cq_drain(a->rcq);
+	vu_cq_drain(b->scq);
+	vu_cq_drain(b->rcq);
 	for (c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
 		bool ok;
 
 		z.cno = ++*ncase;
 		z.round = 0;
 		if (!setup) {
-			diag("cannot allocate the resize test buffers");
+			vu_diag("cannot allocate the resize test buffers");
 			ok = false;
 		} else if (!alive) {
-			diag("not run: the QPs could not be recreated");
+			vu_diag("not run: the QPs could not be recreated");
 			ok = false;
 		} else {
 			ok = cases[c](&z);
 		}
-		diag_flush();
+		vu_diag_flush();
 		printf("%sok %u - A->B resize %c rcq: %s\n", ok ? "" : "not ",
-		       z.cno, b->label, names[c]);
+		       z.cno, b->d.label, names[c]);
 		if (ok)
 			continue;
 		++*nfail;
@@ -1893,29 +1386,13 @@ static void run_resize_cases(struct side *a, struct side *b,
 			continue;
 		}
 		printf("# QPs and %c receive CQ recreated: A 0x%x, B 0x%x\n",
-		       b->label, a->qp->qp_num, b->qp->qp_num);
+		       b->d.label, a->qp->qp_num, b->qp->qp_num);
 	}
-	free_buf(&z.sbuf);
-	free_buf(&z.rbuf);
+	vu_buf_free(&z.sbuf);
+	vu_buf_free(&z.rbuf);
 }
 
 /* ---- main --------------------------------------------------------------- */
-
-static enum ibv_mtu mtu_enum(int bytes)
-{
-	switch (bytes) {
-	case 256: return IBV_MTU_256;
-	case 512: return IBV_MTU_512;
-	case 1024: return IBV_MTU_1024;
-	case 2048: return IBV_MTU_2048;
-	default: return IBV_MTU_4096;
-	}
-}
-
-static int mtu_bytes(enum ibv_mtu m)
-{
-	return 128 << m;
-}
 
 #define MTU_HINT "raise the netdev MTU (the RoCE MTU is the largest of " \
 	"256..4096 that fits in the netdev MTU minus headers), e.g. 'ip " \
@@ -1923,21 +1400,19 @@ static int mtu_bytes(enum ibv_mtu m)
 
 int main(int argc, char **argv)
 {
-	struct side a = { .label = 'A', .sq_psn = PSN_AB, .rq_psn = PSN_BA };
-	struct side b = { .label = 'B', .sq_psn = PSN_BA, .rq_psn = PSN_AB };
+	struct side a = { .sq_psn = PSN_AB, .rq_psn = PSN_BA };
+	struct side b = { .sq_psn = PSN_BA, .rq_psn = PSN_AB };
 	struct ibv_device **list = NULL;
 	size_t sizes[MAX_SIZES], maxlen = 0;
 	unsigned int ncase = 0, nfail = 0;
 	int ndev = 0, ret = 1, i, d, o, s, l, mtu;
 	enum ibv_mtu path_mtu;
-	double t0 = now();
+	double t0 = vu_now();
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	parse_args(argc, argv);
-	a.dev = opt.dev_a;
-	a.gid_idx = opt.gid_a;
-	b.dev = opt.dev_b;
-	b.gid_idx = opt.gid_b;
+	a.d = opt.a;
+	b.d = opt.b;
 
 	/* sizes relative to the MTU are resolved later; bound them here
 	 * by the largest MTU so that buffers can be sized first */
@@ -1948,8 +1423,8 @@ int main(int argc, char **argv)
 
 		/* mtu-N may still turn out negative, checked below */
 		if ((!t->mtu_rel && lo < 0) || hi > (long long)MAX_SIZE)
-			usage_error("--sizes: '%s' out of range 0..%u",
-				    t->text, MAX_SIZE);
+			opt_usage_error("--sizes: '%s' out of range 0..%u",
+					t->text, MAX_SIZE);
 		if (hi < 0)
 			hi = 0;
 		if ((size_t)hi > maxlen)
@@ -1957,41 +1432,46 @@ int main(int argc, char **argv)
 	}
 
 	printf("KTAP version 1\n");
-	printf("# uc_test: UC data path, A=%s B=%s\n", a.dev, b.dev);
+	printf("# uc_test: UC data path, A=%s B=%s\n", a.d.name, b.d.name);
 
 	list = ibv_get_device_list(&ndev);
 	if (!list) {
 		fprintf(stderr, "uc_test: ibv_get_device_list: %s (is "
 			"ib_uverbs loaded?)\n", strerror(errno));
 		printf("1..0 # SKIP no RDMA devices\n");
-		return EXIT_SKIP;
+		return VU_EXIT_SKIP;
 	}
 	ret = open_side(&a, list, ndev, maxlen);
-	if (!ret)
+	if (ret == VU_EXIT_SKIP)
+		printf("1..0 # SKIP device %s not found\n", a.d.name);
+	if (!ret) {
 		ret = open_side(&b, list, ndev, maxlen);
+		if (ret == VU_EXIT_SKIP)
+			printf("1..0 # SKIP device %s not found\n", b.d.name);
+	}
 	if (ret) {
-		if (ret != EXIT_SKIP)
+		if (ret != VU_EXIT_SKIP)
 			ret = 1;
 		goto out;
 	}
 	ret = 1;
 
 	mtu = opt.mtu;
-	path_mtu = a.port.active_mtu < b.port.active_mtu ?
-		   a.port.active_mtu : b.port.active_mtu;
+	path_mtu = vu_path_mtu(&a.d, &b.d);
 	if (mtu) {
-		struct side *lo = a.port.active_mtu < b.port.active_mtu ?
+		struct side *lo = a.d.port.active_mtu < b.d.port.active_mtu ?
 				  &a : &b;
 
-		if (mtu > mtu_bytes(path_mtu)) {
+		if (mtu > vu_mtu_bytes(path_mtu)) {
 			fprintf(stderr, "uc_test: --mtu %d exceeds the active "
 				"MTU %d of %s (netdev %s): " MTU_HINT "\n",
-				mtu, mtu_bytes(path_mtu), lo->dev, lo->ndev);
+				mtu, vu_mtu_bytes(path_mtu), lo->d.name,
+				lo->d.ndev);
 			goto out;
 		}
-		path_mtu = mtu_enum(mtu);
+		path_mtu = vu_mtu_enum(mtu);
 	}
-	mtu = mtu_bytes(path_mtu);
+	mtu = vu_mtu_bytes(path_mtu);
 	for (i = 0; i < opt.nsizes; i++) {
 		long long v = (opt.sizes[i].mtu_rel ? mtu : opt.sizes[i].base)
 			      + opt.sizes[i].delta;
@@ -1999,7 +1479,7 @@ int main(int argc, char **argv)
 		if (v < 0) {
 			fprintf(stderr, "uc_test: --sizes: '%s' is negative "
 				"at path MTU %d\n", opt.sizes[i].text, mtu);
-			ret = EXIT_USAGE;
+			ret = OPT_EXIT_USAGE;
 			goto out;
 		}
 		sizes[i] = (size_t)v;
@@ -2012,10 +1492,10 @@ int main(int argc, char **argv)
 	if (connect_pair(&a, &b, path_mtu))
 		goto out;
 
-	printf("# A: %s port %d GID[%d] %s (netdev %s) QPN 0x%x\n", a.dev,
-	       PORT, a.gid_idx, a.gid_str, a.ndev, a.qp->qp_num);
-	printf("# B: %s port %d GID[%d] %s (netdev %s) QPN 0x%x\n", b.dev,
-	       PORT, b.gid_idx, b.gid_str, b.ndev, b.qp->qp_num);
+	printf("# A: %s port %d GID[%d] %s (netdev %s) QPN 0x%x\n", a.d.name,
+	       VU_PORT, a.d.gid_idx, a.d.gid_str, a.d.ndev, a.qp->qp_num);
+	printf("# B: %s port %d GID[%d] %s (netdev %s) QPN 0x%x\n", b.d.name,
+	       VU_PORT, b.d.gid_idx, b.d.gid_str, b.d.ndev, b.qp->qp_num);
 	printf("# path MTU %d, PSN A->B 0x%06x, B->A 0x%06x, src_qp "
 	       "expected: %s\n", mtu, PSN_AB, PSN_BA, opt.rxe_src_qp_quirk ?
 	       "0 (--rxe-src-qp-quirk)" : "peer QPN");
@@ -2054,7 +1534,7 @@ int main(int argc, char **argv)
 					ncase++;
 					ok = run_case(&pr, (enum op)o, n, nsge,
 						      ncase);
-					diag_flush();
+					vu_diag_flush();
 					printf("%sok %u - %s %s %zuB %dsge\n",
 					       ok ? "" : "not ", ncase,
 					       pr.name, ops[o].name, n, nsge);
@@ -2079,7 +1559,7 @@ int main(int argc, char **argv)
 plan:
 	printf("1..%u\n", ncase);
 	printf("# %u passed, %u failed, %.1f s\n", ncase - nfail, nfail,
-	       now() - t0);
+	       vu_now() - t0);
 	ret = nfail ? 1 : 0;
 out:
 	close_side(&a);

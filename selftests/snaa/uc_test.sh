@@ -46,12 +46,17 @@
 # 1 otherwise, 2 usage error, 4 (skip) if the setup is impossible here.
 #
 # Environment: UC_TEST=/path/to/uc_test to use a prebuilt binary; else
-# selftests/snaa/uc_test if it is newer than uc_test.c, else it is built
-# into a temporary directory (the VM's /tmp).
+# selftests/snaa/uc_test if it is up to date (make -C selftests/snaa),
+# else it is built into a temporary directory (the VM's /tmp): lib.sh's
+# snaa_build.
 set -u
 
-# uc_perftest.sh sets UC_HERE before sourcing this file
+# uc_perftest.sh, verbs.sh and scripts/demo.sh set UC_HERE before sourcing
+# this file (lib.sh would find the tree from their $0)
 UC_HERE=${UC_HERE:-$(cd "$(dirname "$0")" && pwd)}
+SNAA_TOP=${SNAA_TOP:-$(cd "$UC_HERE/../.." && pwd)}
+# shellcheck source=lib.sh
+. "$UC_HERE/lib.sh"
 
 uc_usage() {
 	echo "usage: $0 rxe|snaa|interop" >&2
@@ -62,13 +67,6 @@ uc_usage() {
 
 uc_log() {
 	echo "# $*"
-}
-
-# uc_skip REASON: the environment cannot run the test at all.
-uc_skip() {
-	echo "KTAP version 1"
-	echo "1..0 # SKIP $*"
-	exit 4
 }
 
 # ---- common setup --------------------------------------------------------
@@ -82,25 +80,7 @@ uc_skip() {
 # packets).  Loss on purpose is tested with netem, not here.
 uc_backlog() {
 	sysctl -qw net.core.netdev_max_backlog=65536 ||
-		uc_skip "cannot set net.core.netdev_max_backlog"
-}
-
-# uc_build: set UC_TEST to a usable uc_test binary.
-uc_build() {
-	if [ -n "${UC_TEST:-}" ]; then
-		[ -x "$UC_TEST" ] || uc_skip "UC_TEST=$UC_TEST is not executable"
-		return 0
-	fi
-	UC_TEST=$UC_HERE/uc_test
-	if [ -x "$UC_TEST" ] &&
-	   [ -z "$(find "$UC_HERE/uc_test.c" -newer "$UC_TEST")" ]; then
-		return 0
-	fi
-	UC_TEST=$(mktemp -d)/uc_test
-	uc_log "building $UC_TEST"
-	cc -std=c11 -Wall -Wextra -Werror -O2 -o "$UC_TEST" \
-		"$UC_HERE/uc_test.c" -libverbs ||
-		uc_skip "cannot build uc_test (libibverbs-dev installed?)"
+		snaa_skip "cannot set net.core.netdev_max_backlog"
 }
 
 # uc_vm_only: refuse to load modules and add devices outside the test VM
@@ -109,21 +89,9 @@ uc_vm_only() {
 	if [ "${SNAA_VM:-}" != 1 ] && [ "${UC_ALLOW_HOST:-}" != 1 ]; then
 		echo "$0: not in the test VM (SNAA_VM is not 1); run it as" \
 			"selftests/vm/run -- sh $0 ..." >&2
-		uc_skip "not in the test VM"
+		snaa_skip "not in the test VM"
 	fi
 	[ "$(id -u)" = 0 ] || { echo "$0: must run as root" >&2; exit 2; }
-}
-
-# uc_wait SECONDS CMD...: poll CMD every 0.1 s until it succeeds.
-uc_wait() {
-	uc_tries=$(($1 * 10))
-	shift
-	while [ "$uc_tries" -gt 0 ]; do
-		"$@" >/dev/null 2>&1 && return 0
-		sleep 0.1
-		uc_tries=$((uc_tries - 1))
-	done
-	return 1
 }
 
 # uc_has_gid DEV TEXT: DEV lists GID TEXT (as ibv_devinfo prints it).
@@ -176,22 +144,22 @@ uc_veth_pair_del() {
 #                    the loopback run)
 #   ADDR_A, ADDR_B   their IPv4 addresses (uc_perftest.sh: GIDs, TCP)
 #   UC_ARGS          extra uc_test arguments for this mode
-# or calls uc_skip; cleanup_MODE removes everything setup_MODE made.
+# or calls snaa_skip; cleanup_MODE removes everything setup_MODE made.
 
 setup_rxe() {
-	modprobe rdma_rxe || uc_skip "modprobe rdma_rxe failed"
-	modprobe veth || uc_skip "modprobe veth failed"
-	uc_veth_pair || { uc_veth_pair_del; uc_skip "veth setup failed"; }
+	modprobe rdma_rxe || snaa_skip "modprobe rdma_rxe failed"
+	modprobe veth || snaa_skip "modprobe veth failed"
+	uc_veth_pair || { uc_veth_pair_del; snaa_skip "veth setup failed"; }
 	if ! rdma link add rxe0 type rxe netdev veth0 ||
 	   ! rdma link add rxe1 type rxe netdev veth1; then
 		cleanup_rxe
-		uc_skip "rdma link add ... type rxe failed"
+		snaa_skip "rdma link add ... type rxe failed"
 	fi
 	for g in "rxe0 ::ffff:198.18.0.1" "rxe1 ::ffff:198.18.0.2" \
 		 "rxe0 2001:2::1" "rxe1 2001:2::2"; do
 		# shellcheck disable=SC2086 # split "DEV GID"
-		uc_wait 10 uc_has_gid $g ||
-			{ cleanup_rxe; uc_skip "no GID ${g#* } on ${g%% *}"; }
+		wait_for 10 uc_has_gid $g ||
+			{ cleanup_rxe; snaa_skip "no GID ${g#* } on ${g%% *}"; }
 	done
 	DEV_A=rxe0
 	DEV_B=rxe1
@@ -220,11 +188,9 @@ uc_ns_end() {
 }
 
 uc_snaa_module() {
-	SNAA_TOP=$(cd "$UC_HERE/../.." && pwd)
-	. "$UC_HERE/lib.sh"
 	snaa_install_module
 	snaa_use_build_provider
-	modprobe snaa || uc_skip "modprobe snaa failed"
+	modprobe snaa || snaa_skip "modprobe snaa failed"
 }
 
 setup_snaa() {
@@ -236,12 +202,12 @@ setup_snaa() {
 	uc_ns_end snaa-b veth1 198.18.0.2 2001:2::2 &&
 	ip netns exec snaa-a rdma link add snaa0 type snaa netdev veth0 &&
 	ip netns exec snaa-b rdma link add snaa1 type snaa netdev veth1 ||
-		{ cleanup_snaa; uc_skip "snaa setup failed"; }
+		{ cleanup_snaa; snaa_skip "snaa setup failed"; }
 	for g in "snaa0 ::ffff:198.18.0.1" "snaa1 ::ffff:198.18.0.2" \
 		 "snaa0 2001:2::1" "snaa1 2001:2::2"; do
 		# shellcheck disable=SC2086 # split "DEV GID"
-		uc_wait 10 uc_has_gid $g ||
-			{ cleanup_snaa; uc_skip "no GID ${g#* } on ${g%% *}"; }
+		wait_for 10 uc_has_gid $g ||
+			{ cleanup_snaa; snaa_skip "no GID ${g#* } on ${g%% *}"; }
 	done
 	DEV_A=snaa0
 	DEV_B=snaa1
@@ -263,7 +229,7 @@ cleanup_snaa() {
 
 setup_interop() {
 	uc_snaa_module
-	modprobe rdma_rxe || uc_skip "modprobe rdma_rxe failed"
+	modprobe rdma_rxe || snaa_skip "modprobe rdma_rxe failed"
 	ip netns add snaa-b &&
 	ip link add veth0 type veth peer name veth1 &&
 	ip addr add 198.18.0.1/24 dev veth0 &&
@@ -272,12 +238,12 @@ setup_interop() {
 	uc_ns_end snaa-b veth1 198.18.0.2 2001:2::2 &&
 	rdma link add rxe0 type rxe netdev veth0 &&
 	ip netns exec snaa-b rdma link add snaa1 type snaa netdev veth1 ||
-		{ cleanup_interop; uc_skip "interop setup failed"; }
+		{ cleanup_interop; snaa_skip "interop setup failed"; }
 	for g in "rxe0 ::ffff:198.18.0.1" "snaa1 ::ffff:198.18.0.2" \
 		 "rxe0 2001:2::1" "snaa1 2001:2::2"; do
 		# shellcheck disable=SC2086 # split "DEV GID"
-		uc_wait 10 uc_has_gid $g ||
-			{ cleanup_interop; uc_skip "no GID ${g#* } on ${g%% *}"; }
+		wait_for 10 uc_has_gid $g ||
+			{ cleanup_interop; snaa_skip "no GID ${g#* } on ${g%% *}"; }
 	done
 	DEV_A=rxe0
 	DEV_B=snaa1
@@ -298,31 +264,6 @@ cleanup_interop() {
 
 # ---- runs ----------------------------------------------------------------
 
-uc_failed=0
-uc_summary=
-
-# uc_run TIMEOUT NAME ARGS...: one uc_test run (one KTAP document).
-uc_run() {
-	t=$1
-	name=$2
-	shift 2
-	echo "# ==== uc_test $name: $*"
-	start=$(date +%s)
-	timeout -k 10 "$t" "$UC_TEST" "$@"
-	rc=$?
-	secs=$(($(date +%s) - start))
-	case $rc in
-	0) res=ok ;;
-	124|137) res="TIMEOUT after ${t}s" ;;
-	4) res="SKIP (exit 4)" ;;
-	*) res="FAILED (exit $rc)" ;;
-	esac
-	[ "$rc" = 0 ] || uc_failed=$((uc_failed + 1))
-	echo "# ==== uc_test $name: $res, ${secs}s"
-	uc_summary="$uc_summary
-# $name: $res, ${secs}s"
-}
-
 uc_main() {
 	[ $# = 1 ] || { uc_usage; exit 2; }
 	mode=$1
@@ -332,7 +273,7 @@ uc_main() {
 	*) uc_usage; exit 2 ;;
 	esac
 	uc_vm_only
-	uc_build
+	snaa_build UC_TEST uc_test
 	uc_backlog
 	"setup_$mode"
 	trap '"cleanup_$mode"; exit 130' INT TERM
@@ -341,28 +282,30 @@ uc_main() {
 	# data path that loses every message (20 s per case) inside the VM's
 	# --timeout 900.
 	# shellcheck disable=SC2086 # UC_ARGS is a list
-	uc_run 270 "$DEV_A<->$DEV_B IPv4" --dev-a "$DEV_A" --dev-b "$DEV_B" $UC_ARGS
+	snaa_run 270 "$DEV_A<->$DEV_B IPv4" "$UC_TEST" --dev-a "$DEV_A" \
+		--dev-b "$DEV_B" $UC_ARGS
 	# shellcheck disable=SC2086
-	uc_run 270 "$DEV_A<->$DEV_B IPv6" --dev-a "$DEV_A" --dev-b "$DEV_B" \
-		--ipv6 $UC_ARGS
+	snaa_run 270 "$DEV_A<->$DEV_B IPv6" "$UC_TEST" --dev-a "$DEV_A" \
+		--dev-b "$DEV_B" --ipv6 $UC_ARGS
 	# shellcheck disable=SC2086
-	uc_run 270 "$DEV_A loopback IPv4" --dev-a "$DEV_A" --dev-b "$DEV_A" $UC_ARGS
+	snaa_run 270 "$DEV_A loopback IPv4" "$UC_TEST" --dev-a "$DEV_A" \
+		--dev-b "$DEV_A" $UC_ARGS
 	if [ "$mode" = interop ]; then
 		# shellcheck disable=SC2086
-		uc_run 270 "$DEV_B loopback IPv4" --dev-a "$DEV_B" \
-			--dev-b "$DEV_B" $UC_ARGS
+		snaa_run 270 "$DEV_B loopback IPv4" "$UC_TEST" \
+			--dev-a "$DEV_B" --dev-b "$DEV_B" $UC_ARGS
 	fi
 	if [ "$mode" = snaa ]; then
 		# The smallest path MTU (the runs above use 4096).
 		# shellcheck disable=SC2086
-		uc_run 270 "$DEV_A<->$DEV_B IPv4 MTU 256" --dev-a "$DEV_A" \
-			--dev-b "$DEV_B" --mtu 256 \
+		snaa_run 270 "$DEV_A<->$DEV_B IPv4 MTU 256" "$UC_TEST" \
+			--dev-a "$DEV_A" --dev-b "$DEV_B" --mtu 256 \
 			--sizes 0,1,63,64,mtu-1,mtu,mtu+1,64K,1M $UC_ARGS
 	fi
 
-	echo "# ==== uc_test.sh $mode summary:$uc_summary"
+	echo "# ==== uc_test.sh $mode summary:$snaa_run_summary"
 	"cleanup_$mode"
-	[ "$uc_failed" = 0 ] || exit 1
+	[ "$snaa_runs_failed" = 0 ] || exit 1
 	exit 0
 }
 

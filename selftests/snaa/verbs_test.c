@@ -47,16 +47,13 @@
  * or the setup failed, 2 for usage errors, 4 (kselftest SKIP) if a device
  * is missing.
  *
- * Build: cc -std=c11 -Wall -Wextra -Werror -O2 -o verbs_test verbs_test.c \
- *        -libverbs
+ * Build: make -C selftests/snaa verbs_test (verbs_test.c, verbs_util.c and
+ * opt_util.c, with -libverbs)
  */
 #define _GNU_SOURCE
-#include <arpa/inet.h>
-#include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
-#include <net/if.h>
 #include <poll.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -64,16 +61,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include <infiniband/verbs.h>
 
-#define EXIT_USAGE	2
-#define EXIT_SKIP	4	/* kselftest KSFT_SKIP */
+#include "opt_util.h"
+#include "verbs_util.h"
 
-#define PORT		1
 #define CQ_DEPTH	256
-#define HOP_LIMIT	64
 #define QP_ACCESS	(IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE)
 
 /* documented limits (Documentation/verbs.rst, snaa-abi.h) */
@@ -97,150 +91,7 @@
 
 #define MAX_WR		64		/* chains built in case 3 */
 
-/* ---- small helpers ------------------------------------------------------- */
-
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static void nap_us(long us)
-{
-	struct timespec ts = { us / 1000000, (us % 1000000) * 1000 };
-
-	nanosleep(&ts, NULL);
-}
-
-static uint64_t splitmix64(uint64_t *s)
-{
-	uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
-}
-
-static void fill_prng(uint8_t *p, size_t n, uint64_t seed)
-{
-	uint64_t s = seed, v;
-	size_t i = 0;
-
-	for (; i + 8 <= n; i += 8) {
-		v = splitmix64(&s);
-		memcpy(p + i, &v, 8);
-	}
-	if (i < n) {
-		v = splitmix64(&s);
-		memcpy(p + i, &v, n - i);
-	}
-}
-
-static const char *wc_opcode_str(int op)
-{
-	switch (op) {
-	case IBV_WC_SEND: return "SEND";
-	case IBV_WC_RDMA_WRITE: return "RDMA_WRITE";
-	case IBV_WC_RDMA_READ: return "RDMA_READ";
-	case IBV_WC_COMP_SWAP: return "COMP_SWAP";
-	case IBV_WC_FETCH_ADD: return "FETCH_ADD";
-	case IBV_WC_BIND_MW: return "BIND_MW";
-	case IBV_WC_LOCAL_INV: return "LOCAL_INV";
-	case IBV_WC_RECV: return "RECV";
-	case IBV_WC_RECV_RDMA_WITH_IMM: return "RECV_RDMA_WITH_IMM";
-	default: return "?";
-	}
-}
-
-static const char *state_str(int s)
-{
-	switch (s) {
-	case IBV_QPS_RESET: return "RESET";
-	case IBV_QPS_INIT: return "INIT";
-	case IBV_QPS_RTR: return "RTR";
-	case IBV_QPS_RTS: return "RTS";
-	case IBV_QPS_SQD: return "SQD";
-	case IBV_QPS_SQE: return "SQE";
-	case IBV_QPS_ERR: return "ERR";
-	default: return "?";
-	}
-}
-
-static const char *errno_str(int e)
-{
-	switch (e) {
-	case 0: return "0 (success)";
-	case EINVAL: return "EINVAL";
-	case ENOMEM: return "ENOMEM";
-	case EOPNOTSUPP: return "EOPNOTSUPP";
-	case EPERM: return "EPERM";
-	case EFAULT: return "EFAULT";
-	case ENOSYS: return "ENOSYS";
-	case EPROTO: return "EPROTO";
-	default: return strerror(e);
-	}
-}
-
-/* ---- KTAP ---------------------------------------------------------------- */
-
-#define DIAG_MAX 32
-static char diag_lines[DIAG_MAX][320];
-static int diag_n, diag_lost;
-static unsigned int t_num, t_fail;
-
-static void __attribute__((format(printf, 1, 2))) diag(const char *fmt, ...)
-{
-	va_list ap;
-
-	if (diag_n == DIAG_MAX) {
-		diag_lost++;
-		return;
-	}
-	va_start(ap, fmt);
-	vsnprintf(diag_lines[diag_n++], sizeof(diag_lines[0]), fmt, ap);
-	va_end(ap);
-}
-
-static void diag_flush(void)
-{
-	int i;
-
-	for (i = 0; i < diag_n; i++)
-		printf("# %s\n", diag_lines[i]);
-	if (diag_lost)
-		printf("# (%d more diagnostics suppressed)\n", diag_lost);
-	diag_n = diag_lost = 0;
-}
-
-/* One KTAP result line; the diagnostics gathered so far go before it. */
-static void __attribute__((format(printf, 2, 3)))
-report(bool ok, const char *fmt, ...)
-{
-	va_list ap;
-
-	diag_flush();
-	t_num++;
-	if (!ok)
-		t_fail++;
-	printf("%sok %u - ", ok ? "" : "not ", t_num);
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	putchar('\n');
-}
-
-static void wc_str(const struct ibv_wc *wc, char *out, size_t len)
-{
-	snprintf(out, len,
-		 "wr_id=0x%" PRIx64 " status=%s(%d) opcode=%s(%d) "
-		 "byte_len=%u qp_num=0x%x src_qp=0x%x wc_flags=0x%x "
-		 "imm_data=0x%08x", wc->wr_id, ibv_wc_status_str(wc->status),
-		 wc->status, wc_opcode_str(wc->opcode), wc->opcode,
-		 wc->byte_len, wc->qp_num, wc->src_qp, wc->wc_flags,
-		 ntohl(wc->imm_data));
-}
+/* ---- checks ------------------------------------------------------------- */
 
 /* got == want, else a diagnostic naming what. */
 static bool eq(const char *what, unsigned long long got,
@@ -248,8 +99,8 @@ static bool eq(const char *what, unsigned long long got,
 {
 	if (got == want)
 		return true;
-	diag("%s: got %llu (0x%llx), expected %llu (0x%llx)", what, got, got,
-	     want, want);
+	vu_diag("%s: got %llu (0x%llx), expected %llu (0x%llx)", what, got, got,
+		want, want);
 	return false;
 }
 
@@ -257,8 +108,8 @@ static bool eq_state(const char *what, int got, int want)
 {
 	if (got == want)
 		return true;
-	diag("%s: QP state %s (%d), expected %s (%d)", what, state_str(got),
-	     got, state_str(want), want);
+	vu_diag("%s: QP state %s (%d), expected %s (%d)", what,
+		vu_qp_state_str(got), got, vu_qp_state_str(want), want);
 	return false;
 }
 
@@ -267,8 +118,8 @@ static bool eq_ret(const char *what, int got, int want)
 {
 	if (got == want)
 		return true;
-	diag("%s returned %s (%d), expected %s (%d)", what, errno_str(got),
-	     got, errno_str(want), want);
+	vu_diag("%s returned %s (%d), expected %s (%d)", what,
+		vu_errno_str(got), got, vu_errno_str(want), want);
 	return false;
 }
 
@@ -276,48 +127,16 @@ static bool eq_ret(const char *what, int got, int want)
 static bool failed_with(const char *what, const void *obj, int err, int want)
 {
 	if (obj) {
-		diag("%s succeeded, expected failure with %s", what,
-		     errno_str(want));
+		vu_diag("%s succeeded, expected failure with %s", what,
+			vu_errno_str(want));
 		return false;
 	}
 	if (err != want) {
-		diag("%s failed with errno %s (%d), expected %s (%d)", what,
-		     errno_str(err), err, errno_str(want), want);
+		vu_diag("%s failed with errno %s (%d), expected %s (%d)", what,
+			vu_errno_str(err), err, vu_errno_str(want), want);
 		return false;
 	}
 	return true;
-}
-
-static bool bytes_eq(const char *what, const uint8_t *got,
-		     const uint8_t *want, size_t n)
-{
-	size_t i, first = SIZE_MAX, cnt = 0;
-
-	if (!memcmp(got, want, n))
-		return true;
-	for (i = 0; i < n; i++) {
-		if (got[i] != want[i]) {
-			if (first == SIZE_MAX)
-				first = i;
-			cnt++;
-		}
-	}
-	diag("%s: %zu of %zu bytes differ, first at offset %zu: expected "
-	     "0x%02x, got 0x%02x", what, cnt, n, first, want[first],
-	     got[first]);
-	return false;
-}
-
-static bool poison_ok(const char *what, const uint8_t *p, size_t n)
-{
-	static uint8_t poison[BUF_LEN];
-	static bool init;
-
-	if (!init) {
-		memset(poison, POISON, sizeof(poison));
-		init = true;
-	}
-	return bytes_eq(what, p, poison, n);
 }
 
 /* ---- options ------------------------------------------------------------- */
@@ -325,11 +144,9 @@ static bool poison_ok(const char *what, const uint8_t *p, size_t n)
 #define NCASES 7
 
 static struct {
-	const char *dev_a, *dev_b;
-	int gid_a, gid_b;
-	bool ipv6;
+	struct vu_dev a, b;		/* --dev-a, --gid-a, --ipv6, ... */
 	bool run[NCASES + 1];
-} opt = { .gid_a = -1, .gid_b = -1 };
+} opt = { .a = VU_DEV_INIT('A'), .b = VU_DEV_INIT('B') };
 
 static void usage(FILE *f)
 {
@@ -343,10 +160,7 @@ static void usage(FILE *f)
 "connected with QPs on device B (port 1, RoCE v2, no CM); A and B may be\n"
 "the same device (loopback).  Output is KTAP.\n"
 "\n"
-"  --dev-a/--dev-b NAME  RDMA devices (e.g. snaa0, see ibv_devices)\n"
-"  --gid-a/--gid-b IDX   GID index; default: the first RoCE v2 GID that is\n"
-"                        IPv4-mapped, or with --ipv6 the first global IPv6\n"
-"  --ipv6                pick IPv6 GIDs instead of IPv4-mapped ones\n"
+VU_PAIR_USAGE
 "  --cases LIST          comma-separated case numbers to run (default: all):\n"
 "                        1 objects, 2 states, 3 posting, 4 flush, 5 events,\n"
 "                        6 inline, 7 receive errors\n"
@@ -356,54 +170,17 @@ static void usage(FILE *f)
 "error, 4 a device is missing (skip).\n");
 }
 
-static void __attribute__((format(printf, 1, 2), noreturn))
-usage_error(const char *fmt, ...)
+static void add_case(const char *tok, void *ctx)
 {
-	va_list ap;
-
-	fputs("verbs_test: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputs("\nTry 'verbs_test --help'.\n", stderr);
-	exit(EXIT_USAGE);
-}
-
-static int parse_int_arg(const char *name, const char *s, int min, int max)
-{
-	char *e;
-	long v;
-
-	errno = 0;
-	v = strtol(s, &e, 10);
-	if (errno || e == s || *e || v < min || v > max)
-		usage_error("%s: bad value '%s' (want %d..%d)", name, s, min,
-			    max);
-	return (int)v;
-}
-
-static void parse_cases(const char *arg)
-{
-	char copy[256], *save = NULL, *tok;
-
-	if (strlen(arg) >= sizeof(copy))
-		usage_error("--cases: list too long");
-	strcpy(copy, arg);
-	memset(opt.run, 0, sizeof(opt.run));
-	for (tok = strtok_r(copy, ",", &save); tok;
-	     tok = strtok_r(NULL, ",", &save))
-		opt.run[parse_int_arg("--cases", tok, 1, NCASES)] = true;
+	(void)ctx;
+	opt.run[opt_int("--cases", tok, 1, NCASES)] = true;
 }
 
 static void parse_args(int argc, char **argv)
 {
-	enum { O_DEV_A = 256, O_DEV_B, O_GID_A, O_GID_B, O_IPV6, O_CASES };
+	enum { O_CASES = VU_OPT_NEXT };
 	static const struct option lopts[] = {
-		{ "dev-a", required_argument, NULL, O_DEV_A },
-		{ "dev-b", required_argument, NULL, O_DEV_B },
-		{ "gid-a", required_argument, NULL, O_GID_A },
-		{ "gid-b", required_argument, NULL, O_GID_B },
-		{ "ipv6", no_argument, NULL, O_IPV6 },
+		VU_PAIR_OPTIONS,
 		{ "cases", required_argument, NULL, O_CASES },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
@@ -415,173 +192,17 @@ static void parse_args(int argc, char **argv)
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "h", lopts, NULL)) != -1) {
 		switch (c) {
-		case O_DEV_A: opt.dev_a = optarg; break;
-		case O_DEV_B: opt.dev_b = optarg; break;
-		case O_GID_A:
-			opt.gid_a = parse_int_arg("--gid-a", optarg, 0, 255);
+		case O_CASES:
+			memset(opt.run, 0, sizeof(opt.run));
+			opt_list(optarg, "--cases", add_case, NULL);
 			break;
-		case O_GID_B:
-			opt.gid_b = parse_int_arg("--gid-b", optarg, 0, 255);
-			break;
-		case O_IPV6: opt.ipv6 = true; break;
-		case O_CASES: parse_cases(optarg); break;
-		case 'h':
-			usage(stdout);
-			exit(0);
 		default:
-			if (optopt >= 256)
-				usage_error("option '%s' needs an argument",
-					    argv[optind - 1]);
-			if (optopt)
-				usage_error("unknown option '-%c'", optopt);
-			usage_error("unknown option or missing argument: '%s'",
-				    argv[optind - 1]);
+			if (!vu_pair_option(c, optarg, &opt.a, &opt.b))
+				opt_help_or_error(c, argv, usage);
 		}
 	}
-	if (optind < argc)
-		usage_error("unexpected argument '%s'", argv[optind]);
-	if (!opt.dev_a || !opt.dev_b)
-		usage_error("--dev-a and --dev-b are required");
-}
-
-/* ---- devices ------------------------------------------------------------- */
-
-struct dev {
-	char label;			/* 'A' or 'B' */
-	const char *name;
-	int gid_idx;			/* -1: pick one */
-	struct ibv_context *ctx;
-	struct ibv_pd *pd;
-	struct ibv_port_attr port;
-	union ibv_gid gid;
-	char gid_str[INET6_ADDRSTRLEN];
-	char ndev[IF_NAMESIZE];
-};
-
-static bool gid_is_zero(const union ibv_gid *g)
-{
-	static const union ibv_gid zero;
-
-	return !memcmp(g, &zero, sizeof(*g));
-}
-
-static bool gid_is_v4mapped(const union ibv_gid *g)
-{
-	static const uint8_t pfx[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-					 0xff, 0xff };
-
-	return !memcmp(g->raw, pfx, sizeof(pfx));
-}
-
-static bool gid_is_linklocal(const union ibv_gid *g)
-{
-	return g->raw[0] == 0xfe && (g->raw[1] & 0xc0) == 0x80;
-}
-
-static int pick_gid(struct dev *d)
-{
-	struct ibv_gid_entry e;
-	int i, want = d->gid_idx;
-	bool found = false;
-
-	if (want >= 0) {
-		if (want >= d->port.gid_tbl_len ||
-		    ibv_query_gid_ex(d->ctx, PORT, (uint32_t)want, &e, 0) ||
-		    gid_is_zero(&e.gid)) {
-			fprintf(stderr, "verbs_test: GID index %d of %s port "
-				"%d is empty or invalid (see ibv_devinfo -v -d "
-				"%s)\n", want, d->name, PORT, d->name);
-			return -1;
-		}
-		found = true;
-	} else {
-		for (i = 0; i < d->port.gid_tbl_len; i++) {
-			if (ibv_query_gid_ex(d->ctx, PORT, (uint32_t)i, &e, 0))
-				continue;
-			if (gid_is_zero(&e.gid) ||
-			    e.gid_type != IBV_GID_TYPE_ROCE_V2)
-				continue;
-			if (opt.ipv6 ? (gid_is_v4mapped(&e.gid) ||
-					gid_is_linklocal(&e.gid)) :
-				       !gid_is_v4mapped(&e.gid))
-				continue;
-			found = true;
-			break;
-		}
-		if (!found) {
-			fprintf(stderr, "verbs_test: %s port %d has no RoCE v2 "
-				"GID with %s: add one to its netdev, e.g. 'ip "
-				"addr add %s dev NETDEV'%s, or pick one with "
-				"--gid-%c (see ibv_devinfo -v -d %s)\n",
-				d->name, PORT, opt.ipv6 ?
-				"a global IPv6 address" : "an IPv4 address",
-				opt.ipv6 ? "2001:2::1/64" : "198.18.0.1/24",
-				opt.ipv6 ? " nodad" : "", tolower(d->label),
-				d->name);
-			return -1;
-		}
-	}
-	d->gid_idx = (int)e.gid_index;
-	d->gid = e.gid;
-	if (!inet_ntop(AF_INET6, d->gid.raw, d->gid_str, sizeof(d->gid_str)))
-		strcpy(d->gid_str, "?");
-	if (!e.ndev_ifindex || !if_indextoname(e.ndev_ifindex, d->ndev))
-		strcpy(d->ndev, "?");
-	return 0;
-}
-
-/* 0, -1 on error, or EXIT_SKIP if the device is missing. */
-static int open_dev(struct dev *d, struct ibv_device **list, int ndev)
-{
-	struct ibv_device *dev = NULL;
-	int i, ret;
-
-	for (i = 0; i < ndev; i++)
-		if (!strcmp(ibv_get_device_name(list[i]), d->name))
-			dev = list[i];
-	if (!dev) {
-		fprintf(stderr, "verbs_test: device %s not found (rdma link "
-			"add %s type snaa netdev IFACE)\n", d->name, d->name);
-		printf("1..0 # SKIP device %s not found\n", d->name);
-		return EXIT_SKIP;
-	}
-	d->ctx = ibv_open_device(dev);
-	if (!d->ctx) {
-		fprintf(stderr, "verbs_test: cannot open %s: %s (is a user "
-			"space provider for it installed? RDMAV_DRIVERS?)\n",
-			d->name, strerror(errno));
-		return -1;
-	}
-	ret = ibv_query_port(d->ctx, PORT, &d->port);
-	if (ret) {
-		fprintf(stderr, "verbs_test: %s: ibv_query_port(%d): %s\n",
-			d->name, PORT, strerror(ret));
-		return -1;
-	}
-	if (d->port.state != IBV_PORT_ACTIVE) {
-		fprintf(stderr, "verbs_test: %s port %d is %s, not ACTIVE\n",
-			d->name, PORT, ibv_port_state_str(d->port.state));
-		return -1;
-	}
-	if (pick_gid(d))
-		return -1;
-	d->pd = ibv_alloc_pd(d->ctx);
-	if (!d->pd) {
-		fprintf(stderr, "verbs_test: %s: ibv_alloc_pd: %s\n", d->name,
-			strerror(errno));
-		return -1;
-	}
-	return 0;
-}
-
-static void close_dev(struct dev *d)
-{
-	if (d->pd)
-		ibv_dealloc_pd(d->pd);
-	if (d->ctx)
-		ibv_close_device(d->ctx);
-	d->pd = NULL;
-	d->ctx = NULL;
+	opt_no_operands(argc, argv);
+	vu_pair_options_check(&opt.a, &opt.b);
 }
 
 /* ---- endpoints: a QP with its CQs, buffer and MR ------------------------- */
@@ -595,13 +216,12 @@ static const struct qp_req REQ_DEFAULT = { 16, 16, 2, 2, 0, false };
 
 struct ep {
 	char label;
-	struct dev *d;
+	struct vu_dev *d;
 	struct ibv_comp_channel *ch;
 	struct ibv_cq *scq, *rcq;
 	struct ibv_qp *qp;
 	struct ibv_qp_cap cap;		/* granted */
-	uint8_t *buf;
-	struct ibv_mr *mr;
+	struct vu_buf mem;		/* BUF_LEN bytes, QP_ACCESS */
 	uint32_t sq_psn, rq_psn;
 	enum ibv_mtu mtu;		/* path MTU set at RTR */
 };
@@ -613,9 +233,7 @@ static void ep_close(struct ep *e)
 {
 	if (e->qp && ibv_destroy_qp(e->qp))
 		fprintf(stderr, "verbs_test: ibv_destroy_qp failed\n");
-	if (e->mr)
-		ibv_dereg_mr(e->mr);
-	free(e->buf);
+	vu_buf_free(&e->mem);
 	if (e->scq)
 		ibv_destroy_cq(e->scq);
 	if (e->rcq)
@@ -626,11 +244,17 @@ static void ep_close(struct ep *e)
 }
 
 /* CQs, buffer, MR and a UC QP in RESET; diagnostics on failure. */
-static int ep_open(struct ep *e, struct dev *d, char label,
+static int ep_open(struct ep *e, struct vu_dev *d, char label,
 		   const struct qp_req *r)
 {
-	struct ibv_qp_init_attr ia;
-	void *p;
+	struct ibv_qp_cap cap = {
+		.max_send_wr = r->send_wr,
+		.max_recv_wr = r->recv_wr,
+		.max_send_sge = r->send_sge,
+		.max_recv_sge = r->recv_sge,
+		.max_inline_data = r->inline_data,
+	};
+	int ret;
 
 	memset(e, 0, sizeof(*e));
 	e->label = label;
@@ -638,108 +262,51 @@ static int ep_open(struct ep *e, struct dev *d, char label,
 	if (r->channel) {
 		e->ch = ibv_create_comp_channel(d->ctx);
 		if (!e->ch) {
-			diag("%c: ibv_create_comp_channel: %s", label,
-			     strerror(errno));
+			vu_diag("%c: ibv_create_comp_channel: %s", label,
+				strerror(errno));
 			goto err;
 		}
 	}
 	e->scq = ibv_create_cq(d->ctx, CQ_DEPTH, NULL, NULL, 0);
 	e->rcq = ibv_create_cq(d->ctx, CQ_DEPTH, e, e->ch, 0);
 	if (!e->scq || !e->rcq) {
-		diag("%c: ibv_create_cq(%d): %s", label, CQ_DEPTH,
-		     strerror(errno));
+		vu_diag("%c: ibv_create_cq(%d): %s", label, CQ_DEPTH,
+			strerror(errno));
 		goto err;
 	}
-	if (posix_memalign(&p, 4096, BUF_LEN)) {
-		diag("%c: out of memory", label);
+	ret = vu_buf_alloc(&e->mem, d->pd, BUF_LEN, QP_ACCESS, POISON);
+	if (ret) {
+		vu_diag("%c: %d-byte buffer and MR: %s", label, BUF_LEN,
+			strerror(ret));
 		goto err;
 	}
-	e->buf = p;
-	memset(e->buf, POISON, BUF_LEN);
-	e->mr = ibv_reg_mr(d->pd, e->buf, BUF_LEN, QP_ACCESS);
-	if (!e->mr) {
-		diag("%c: ibv_reg_mr(%d bytes): %s", label, BUF_LEN,
-		     strerror(errno));
-		goto err;
-	}
-	memset(&ia, 0, sizeof(ia));
-	ia.send_cq = e->scq;
-	ia.recv_cq = e->rcq;
-	ia.qp_type = IBV_QPT_UC;
-	ia.cap.max_send_wr = r->send_wr;
-	ia.cap.max_recv_wr = r->recv_wr;
-	ia.cap.max_send_sge = r->send_sge;
-	ia.cap.max_recv_sge = r->recv_sge;
-	ia.cap.max_inline_data = r->inline_data;
-	e->qp = ibv_create_qp(d->pd, &ia);
+	e->qp = vu_qp_create(d->pd, IBV_QPT_UC, e->scq, e->rcq, &cap);
 	if (!e->qp) {
-		diag("%c: ibv_create_qp(UC): %s", label, strerror(errno));
+		vu_diag("%c: ibv_create_qp(UC): %s", label, strerror(errno));
 		goto err;
 	}
-	e->cap = ia.cap;
+	e->cap = cap;
 	return 0;
 err:
 	ep_close(e);
 	return -1;
 }
 
-static int ep_modify_state(struct ep *e, enum ibv_qp_state s)
-{
-	struct ibv_qp_attr a;
-
-	memset(&a, 0, sizeof(a));
-	a.qp_state = s;
-	return ibv_modify_qp(e->qp, &a, IBV_QP_STATE);
-}
-
 static int ep_init(struct ep *e)
 {
-	struct ibv_qp_attr a;
-
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_INIT;
-	a.pkey_index = 0;
-	a.port_num = PORT;
-	a.qp_access_flags = QP_ACCESS;
-	return ibv_modify_qp(e->qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
-			     IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
-}
-
-static void fill_av(struct ibv_ah_attr *ah, const struct ep *e,
-		    const struct ep *peer)
-{
-	memset(ah, 0, sizeof(*ah));
-	ah->is_global = 1;
-	ah->grh.dgid = peer->d->gid;
-	ah->grh.sgid_index = (uint8_t)e->d->gid_idx;
-	ah->grh.hop_limit = HOP_LIMIT;
-	ah->port_num = PORT;
+	return vu_qp_init(e->qp, QP_ACCESS);
 }
 
 static int ep_rtr(struct ep *e, const struct ep *peer, enum ibv_mtu mtu)
 {
-	struct ibv_qp_attr a;
-
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTR;
-	a.path_mtu = mtu;
-	a.dest_qp_num = peer->qp->qp_num;
-	a.rq_psn = e->rq_psn;
-	fill_av(&a.ah_attr, e, peer);
 	e->mtu = mtu;
-	return ibv_modify_qp(e->qp, &a, IBV_QP_STATE | IBV_QP_AV |
-			     IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
-			     IBV_QP_RQ_PSN);
+	return vu_qp_rtr(e->qp, e->d->gid_idx, &peer->d->gid,
+			 peer->qp->qp_num, mtu, e->rq_psn);
 }
 
 static int ep_rts(struct ep *e)
 {
-	struct ibv_qp_attr a;
-
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTS;
-	a.sq_psn = e->sq_psn;
-	return ibv_modify_qp(e->qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN);
+	return vu_qp_rts(e->qp, e->sq_psn);
 }
 
 static void new_psns(struct ep *a, struct ep *b)
@@ -760,59 +327,61 @@ static int pair_connect(struct ep *a, struct ep *b, enum ibv_mtu mtu)
 	for (i = 0; i < 2; i++) {
 		ret = ep_init(s[i]);
 		if (ret) {
-			diag("%c: RESET->INIT: %s", s[i]->label,
-			     strerror(ret));
+			vu_diag("%c: RESET->INIT: %s", s[i]->label,
+				strerror(ret));
 			return -1;
 		}
 	}
 	for (i = 0; i < 2; i++) {
 		ret = ep_rtr(s[i], s[1 - i], mtu);
 		if (ret) {
-			diag("%c: INIT->RTR: %s", s[i]->label, strerror(ret));
+			vu_diag("%c: INIT->RTR: %s", s[i]->label,
+				strerror(ret));
 			return -1;
 		}
 	}
 	for (i = 0; i < 2; i++) {
 		ret = ep_rts(s[i]);
 		if (ret) {
-			diag("%c: RTR->RTS: %s", s[i]->label, strerror(ret));
+			vu_diag("%c: RTR->RTS: %s", s[i]->label, strerror(ret));
 			return -1;
 		}
 	}
 	return 0;
 }
 
-static int pair_open(struct ep *a, struct ep *b, struct dev *da,
-		     struct dev *db, const struct qp_req *ra,
-		     const struct qp_req *rb)
+/* ---- case fixture --------------------------------------------------------- */
+
+enum fx_state { FX_RESET, FX_RTS };
+
+/*
+ * The setup of a case: endpoint a on device da with the QP request ra,
+ * b on db with rb (NULL: REQ_DEFAULT), both QPs left in RESET (FX_RESET)
+ * or connected to each other at the path MTU and in RTS (FX_RTS).  If
+ * that fails, the case's check "NAME: setup" fails (with the
+ * diagnostics), nothing stays allocated and false is returned.
+ * fx_teardown() frees a and b (also after a failed fx_setup()).
+ */
+static bool fx_setup(const char *name, enum fx_state state,
+		     struct ep *a, struct vu_dev *da, const struct qp_req *ra,
+		     struct ep *b, struct vu_dev *db, const struct qp_req *rb)
 {
-	if (ep_open(a, da, 'A', ra))
-		return -1;
-	if (ep_open(b, db, 'B', rb)) {
-		ep_close(a);
-		return -1;
-	}
-	if (pair_connect(a, b, g_mtu)) {
-		ep_close(a);
-		ep_close(b);
-		return -1;
-	}
-	return 0;
+	memset(a, 0, sizeof(*a));
+	memset(b, 0, sizeof(*b));
+	if (!ep_open(a, da, 'A', ra ? ra : &REQ_DEFAULT) &&
+	    !ep_open(b, db, 'B', rb ? rb : &REQ_DEFAULT) &&
+	    (state == FX_RESET || !pair_connect(a, b, g_mtu)))
+		return true;
+	vu_report(false, "%s: setup", name);
+	ep_close(a);
+	ep_close(b);
+	return false;
 }
 
-static int query_state(struct ibv_qp *qp)
+static void fx_teardown(struct ep *a, struct ep *b)
 {
-	struct ibv_qp_attr a;
-	struct ibv_qp_init_attr ia;
-	int ret;
-
-	memset(&a, 0, sizeof(a));
-	ret = ibv_query_qp(qp, &a, IBV_QP_STATE, &ia);
-	if (ret) {
-		diag("ibv_query_qp: %s", strerror(ret));
-		return -1;
-	}
-	return a.qp_state;
+	ep_close(a);
+	ep_close(b);
 }
 
 /* ---- posting and completions --------------------------------------------- */
@@ -834,9 +403,9 @@ static void psn_advance(struct ep *tx, struct ep *rx, uint32_t len)
 static int post_recv1(struct ep *e, uint64_t wr_id, size_t off, uint32_t len)
 {
 	struct ibv_sge sge = {
-		.addr = (uintptr_t)(e->buf + off),
+		.addr = (uintptr_t)(e->mem.p + off),
 		.length = len,
-		.lkey = e->mr->lkey,
+		.lkey = e->mem.mr->lkey,
 	};
 	struct ibv_recv_wr wr = {
 		.wr_id = wr_id,
@@ -852,9 +421,9 @@ static int post_send1(struct ep *e, enum ibv_wr_opcode op, uint64_t wr_id,
 		      uint64_t raddr, uint32_t rkey)
 {
 	struct ibv_sge sge = {
-		.addr = (uintptr_t)(e->buf + off),
+		.addr = (uintptr_t)(e->mem.p + off),
 		.length = len,
-		.lkey = e->mr->lkey,
+		.lkey = e->mem.mr->lkey,
 	};
 	struct ibv_send_wr wr, *bad = NULL;
 
@@ -871,59 +440,6 @@ static int post_send1(struct ep *e, enum ibv_wr_opcode op, uint64_t wr_id,
 	return ibv_post_send(e->qp, &wr, &bad);
 }
 
-/* Poll until want CQEs arrived or secs passed; returns how many. */
-static int wait_cqes(struct ibv_cq *cq, struct ibv_wc *wc, int want,
-		     double secs)
-{
-	double deadline = now() + secs;
-	long backoff = 0;
-	int got = 0, r;
-
-	while (got < want) {
-		r = ibv_poll_cq(cq, want - got, wc + got);
-		if (r < 0) {
-			diag("ibv_poll_cq failed (%d)", r);
-			return got;
-		}
-		if (r > 0) {
-			got += r;
-			backoff = 0;
-			continue;
-		}
-		if (now() > deadline)
-			break;
-		backoff = backoff ? (backoff < 1000 ? backoff * 2 : 2000) : 10;
-		nap_us(backoff);
-	}
-	return got;
-}
-
-/* No CQE on cq, now or within ms milliseconds. */
-static bool cq_stays_empty(struct ibv_cq *cq, int ms, const char *what)
-{
-	struct ibv_wc wc;
-	char s[256];
-	bool ok = true;
-	int n = 0;
-
-	if (ms)
-		nap_us(ms * 1000L);
-	while (ibv_poll_cq(cq, 1, &wc) > 0 && n++ < 8) {
-		wc_str(&wc, s, sizeof(s));
-		diag("unexpected CQE on %s: %s", what, s);
-		ok = false;
-	}
-	return ok;
-}
-
-static void drain_cq(struct ibv_cq *cq)
-{
-	struct ibv_wc wc[16];
-
-	while (ibv_poll_cq(cq, 16, wc) > 0)
-		;
-}
-
 /*
  * Check a CQE: wr_id, status and qp_num always; opcode unless < 0;
  * byte_len unless < 0.
@@ -936,35 +452,35 @@ static bool check_wc(const char *what, const struct ibv_wc *wc,
 	char s[256];
 
 	if (wc->wr_id != wr_id) {
-		diag("%s: wr_id 0x%" PRIx64 ", expected 0x%" PRIx64, what,
-		     wc->wr_id, wr_id);
+		vu_diag("%s: wr_id 0x%" PRIx64 ", expected 0x%" PRIx64, what,
+			wc->wr_id, wr_id);
 		ok = false;
 	}
 	if (wc->status != status) {
-		diag("%s: status %s (%d), expected %s (%d)", what,
-		     ibv_wc_status_str(wc->status), wc->status,
-		     ibv_wc_status_str(status), status);
+		vu_diag("%s: status %s (%d), expected %s (%d)", what,
+			ibv_wc_status_str(wc->status), wc->status,
+			ibv_wc_status_str(status), status);
 		ok = false;
 	}
 	if (opcode >= 0 && (int)wc->opcode != opcode) {
-		diag("%s: opcode %s (%d), expected %s (%d)", what,
-		     wc_opcode_str(wc->opcode), wc->opcode,
-		     wc_opcode_str(opcode), opcode);
+		vu_diag("%s: opcode %s (%d), expected %s (%d)", what,
+			vu_wc_opcode_str(wc->opcode), wc->opcode,
+			vu_wc_opcode_str(opcode), opcode);
 		ok = false;
 	}
 	if (wc->qp_num != qp_num) {
-		diag("%s: qp_num 0x%x, expected 0x%x", what, wc->qp_num,
-		     qp_num);
+		vu_diag("%s: qp_num 0x%x, expected 0x%x", what, wc->qp_num,
+			qp_num);
 		ok = false;
 	}
 	if (byte_len >= 0 && wc->byte_len != (unsigned long long)byte_len) {
-		diag("%s: byte_len %u, expected %lld", what, wc->byte_len,
-		     byte_len);
+		vu_diag("%s: byte_len %u, expected %lld", what, wc->byte_len,
+			byte_len);
 		ok = false;
 	}
 	if (!ok) {
-		wc_str(wc, s, sizeof(s));
-		diag("  %s", s);
+		vu_wc_str(wc, s, sizeof(s));
+		vu_diag("  %s", s);
 	}
 	return ok;
 }
@@ -976,8 +492,8 @@ static bool expect_cqe(const char *what, struct ibv_cq *cq, uint64_t wr_id,
 {
 	struct ibv_wc wc;
 
-	if (wait_cqes(cq, &wc, 1, CQE_TIMEOUT) != 1) {
-		diag("%s: no completion within %.0f s", what, CQE_TIMEOUT);
+	if (vu_poll_cq(cq, &wc, 1, vu_now() + CQE_TIMEOUT) != 1) {
+		vu_diag("%s: no completion within %.0f s", what, CQE_TIMEOUT);
 		return false;
 	}
 	return check_wc(what, &wc, wr_id, status, opcode, qp_num, byte_len);
@@ -996,10 +512,10 @@ static bool expect_flushes(const char *what, struct ibv_cq *cq,
 	bool ok = true;
 	int got, i;
 
-	got = wait_cqes(cq, wc, n, CQE_TIMEOUT);
+	got = vu_poll_cq(cq, wc, n, vu_now() + CQE_TIMEOUT);
 	if (got != n) {
-		diag("%s: %d of %d flush completions within %.0f s", what, got,
-		     n, CQE_TIMEOUT);
+		vu_diag("%s: %d of %d flush completions within %.0f s", what,
+			got, n, CQE_TIMEOUT);
 		ok = false;
 	}
 	for (i = 0; i < got; i++) {
@@ -1007,7 +523,7 @@ static bool expect_flushes(const char *what, struct ibv_cq *cq,
 		ok &= check_wc(name, &wc[i], ids[i], IBV_WC_WR_FLUSH_ERR,
 			       opcode, qp_num, -1);
 	}
-	ok &= cq_stays_empty(cq, SHORT_MS, what);
+	ok &= vu_cq_stays_empty(cq, SHORT_MS, what);
 	return ok;
 }
 
@@ -1024,19 +540,19 @@ static bool send_msg(struct ep *tx, struct ep *rx, uint32_t len,
 	bool ok = true;
 	int ret;
 
-	fill_prng(tx->buf + SRC_OFF, len, tag);
-	memset(rx->buf + RCV_OFF, POISON, len + GUARD);
+	vu_fill_prng(tx->mem.p + SRC_OFF, len, tag);
+	memset(rx->mem.p + RCV_OFF, POISON, len + GUARD);
 	ret = post_recv1(rx, rid, RCV_OFF, len + GUARD);
 	if (ret) {
-		diag("%s: ibv_post_recv on %c: %s", what, rx->label,
-		     strerror(ret));
+		vu_diag("%s: ibv_post_recv on %c: %s", what, rx->label,
+			strerror(ret));
 		return false;
 	}
 	ret = post_send1(tx, IBV_WR_SEND, sid, SRC_OFF, len,
 			 IBV_SEND_SIGNALED, 0, 0);
 	if (ret) {
-		diag("%s: ibv_post_send on %c: %s", what, tx->label,
-		     strerror(ret));
+		vu_diag("%s: ibv_post_send on %c: %s", what, tx->label,
+			strerror(ret));
 		return false;
 	}
 	psn_advance(tx, rx, len);
@@ -1049,63 +565,105 @@ static bool send_msg(struct ep *tx, struct ep *rx, uint32_t len,
 	if (ok) {
 		uint8_t want[BUF_LEN / 4];
 
-		fill_prng(want, len, tag);
+		vu_fill_prng(want, len, tag);
 		snprintf(name, sizeof(name), "%s: data", what);
-		ok &= bytes_eq(name, rx->buf + RCV_OFF, want, len);
+		ok &= vu_bytes_eq(name, rx->mem.p + RCV_OFF, want, len, 0);
 		snprintf(name, sizeof(name), "%s: bytes after the message",
 			 what);
-		ok &= poison_ok(name, rx->buf + RCV_OFF + len, GUARD);
+		ok &= vu_bytes_all(name, rx->mem.p + RCV_OFF + len, POISON,
+				   GUARD, 0);
 	}
 	return ok;
 }
 
 /* ---- hw counters --------------------------------------------------------- */
 
-static long long read_counter(const char *dev, const char *name)
-{
-	char path[256];
-	long long v;
-	FILE *f;
-
-	snprintf(path, sizeof(path),
-		 "/sys/class/infiniband/%s/ports/%d/hw_counters/%s", dev, PORT,
-		 name);
-	f = fopen(path, "r");
-	if (!f) {
-		diag("cannot open %s: %s", path, strerror(errno));
-		return -1;
-	}
-	if (fscanf(f, "%lld", &v) != 1) {
-		diag("cannot read a number from %s", path);
-		v = -1;
-	}
-	fclose(f);
-	return v;
-}
-
 /* ---- case 1: objects and arguments --------------------------------------- */
 
-static struct ibv_qp *try_qp(struct dev *d, struct ibv_cq *cq,
+static struct ibv_qp *try_qp(struct vu_dev *d, struct ibv_cq *cq,
 			     enum ibv_qp_type type, const struct ibv_qp_cap *c,
 			     struct ibv_qp_cap *granted, int *err)
 {
-	struct ibv_qp_init_attr ia;
+	struct ibv_qp_cap cap = *c;
 	struct ibv_qp *qp;
 
-	memset(&ia, 0, sizeof(ia));
-	ia.send_cq = cq;
-	ia.recv_cq = cq;
-	ia.qp_type = type;
-	ia.cap = *c;
 	errno = 0;
-	qp = ibv_create_qp(d->pd, &ia);
+	qp = vu_qp_create(d->pd, type, cq, cq, &cap);
 	*err = errno;
 	if (granted)
-		*granted = ia.cap;
+		*granted = cap;
 	return qp;
 }
 
-static void case_objects(struct dev *d)
+/*
+ * refuse_mr(), refuse_qp(), refuse_cq(): one check each, "objects:
+ * NAME" (printf format): creating the object must fail with errno want
+ * (what: the call, for the diagnostic).  An object that was created
+ * nonetheless is destroyed again.
+ */
+static void refused(const char *what, const void *obj, int err, int want,
+		    const char *fmt, va_list ap)
+{
+	char name[160];
+
+	vsnprintf(name, sizeof(name), fmt, ap);
+	vu_report(failed_with(what, obj, err, want), "objects: %s", name);
+}
+
+static void __attribute__((format(printf, 7, 8)))
+refuse_mr(struct vu_dev *d, void *p, size_t len, int access, int want,
+	  const char *what, const char *fmt, ...)
+{
+	struct ibv_mr *mr;
+	va_list ap;
+	int err;
+
+	errno = 0;
+	mr = ibv_reg_mr(d->pd, p, len, access);
+	err = errno;
+	va_start(ap, fmt);
+	refused(what, mr, err, want, fmt, ap);
+	va_end(ap);
+	if (mr)
+		ibv_dereg_mr(mr);
+}
+
+static void __attribute__((format(printf, 7, 8)))
+refuse_qp(struct vu_dev *d, struct ibv_cq *cq, enum ibv_qp_type type,
+	  const struct ibv_qp_cap *c, int want, const char *what,
+	  const char *fmt, ...)
+{
+	struct ibv_qp *qp;
+	va_list ap;
+	int err;
+
+	qp = try_qp(d, cq, type, c, NULL, &err);
+	va_start(ap, fmt);
+	refused(what, qp, err, want, fmt, ap);
+	va_end(ap);
+	if (qp)
+		ibv_destroy_qp(qp);
+}
+
+static void __attribute__((format(printf, 5, 6)))
+refuse_cq(struct vu_dev *d, int cqe, int want, const char *what,
+	  const char *fmt, ...)
+{
+	struct ibv_cq *cq;
+	va_list ap;
+	int err;
+
+	errno = 0;
+	cq = ibv_create_cq(d->ctx, cqe, NULL, NULL, 0);
+	err = errno;
+	va_start(ap, fmt);
+	refused(what, cq, err, want, fmt, ap);
+	va_end(ap);
+	if (cq)
+		ibv_destroy_cq(cq);
+}
+
+static void case_objects(struct vu_dev *d)
 {
 	static const struct ibv_qp_cap base = { 4, 4, 1, 1, 0 };
 	struct ibv_qp_cap c, g;
@@ -1118,41 +676,25 @@ static void case_objects(struct dev *d)
 
 	printf("# case 1: objects and arguments (device %s)\n", d->name);
 	if (posix_memalign(&p, 4096, 8192)) {
-		report(false, "objects: setup (out of memory)");
+		vu_report(false, "objects: setup (out of memory)");
 		return;
 	}
 
-	errno = 0;
-	mr = ibv_reg_mr(d->pd, p, 4096, IBV_ACCESS_REMOTE_WRITE);
-	err = errno;
-	report(failed_with("ibv_reg_mr(REMOTE_WRITE)", mr, err, EINVAL),
-	       "objects: ibv_reg_mr with REMOTE_WRITE but no LOCAL_WRITE "
-	       "fails with EINVAL");
-	if (mr)
-		ibv_dereg_mr(mr);
-
-	errno = 0;
-	mr = ibv_reg_mr(d->pd, p, 4096, IBV_ACCESS_REMOTE_ATOMIC);
-	err = errno;
-	report(failed_with("ibv_reg_mr(REMOTE_ATOMIC)", mr, err, EINVAL),
-	       "objects: ibv_reg_mr with REMOTE_ATOMIC but no LOCAL_WRITE "
-	       "fails with EINVAL");
-	if (mr)
-		ibv_dereg_mr(mr);
-
-	errno = 0;
-	mr = ibv_reg_mr(d->pd, p, 0, IBV_ACCESS_LOCAL_WRITE);
-	err = errno;
-	report(failed_with("ibv_reg_mr(length 0)", mr, err, EINVAL),
-	       "objects: ibv_reg_mr of length 0 fails with EINVAL");
-	if (mr)
-		ibv_dereg_mr(mr);
+	refuse_mr(d, p, 4096, IBV_ACCESS_REMOTE_WRITE, EINVAL,
+		  "ibv_reg_mr(REMOTE_WRITE)", "ibv_reg_mr with REMOTE_WRITE "
+		  "but no LOCAL_WRITE fails with EINVAL");
+	refuse_mr(d, p, 4096, IBV_ACCESS_REMOTE_ATOMIC, EINVAL,
+		  "ibv_reg_mr(REMOTE_ATOMIC)", "ibv_reg_mr with REMOTE_ATOMIC "
+		  "but no LOCAL_WRITE fails with EINVAL");
+	refuse_mr(d, p, 0, IBV_ACCESS_LOCAL_WRITE, EINVAL,
+		  "ibv_reg_mr(length 0)", "ibv_reg_mr of length 0 fails with "
+		  "EINVAL");
 
 	ok = true;
 	mr = ibv_reg_mr(d->pd, p, 8192, QP_ACCESS);
 	mr2 = ibv_reg_mr(d->pd, (uint8_t *)p + 100, 1000, 0);
 	if (!mr || !mr2) {
-		diag("ibv_reg_mr failed: %s", strerror(errno));
+		vu_diag("ibv_reg_mr failed: %s", strerror(errno));
 		ok = false;
 	} else {
 		ok &= eq("LOCAL_WRITE|REMOTE_WRITE MR: rkey vs lkey", mr->rkey,
@@ -1162,11 +704,11 @@ static void case_objects(struct dev *d)
 		ok &= eq("MR length", mr->length, 8192);
 		ok &= eq("MR addr", (uintptr_t)mr->addr, (uintptr_t)p);
 		if (mr->lkey == mr2->lkey) {
-			diag("two MRs have the same lkey 0x%x", mr->lkey);
+			vu_diag("two MRs have the same lkey 0x%x", mr->lkey);
 			ok = false;
 		}
 	}
-	report(ok, "objects: a valid MR has lkey == rkey (and its own key)");
+	vu_report(ok, "objects: a valid MR has lkey == rkey (and its own key)");
 	if (mr)
 		ibv_dereg_mr(mr);
 	if (mr2)
@@ -1174,53 +716,31 @@ static void case_objects(struct dev *d)
 
 	cq = ibv_create_cq(d->ctx, CQ_DEPTH, NULL, NULL, 0);
 	if (!cq) {
-		diag("ibv_create_cq(%d): %s", CQ_DEPTH, strerror(errno));
-		report(false, "objects: setup (CQ)");
+		vu_diag("ibv_create_cq(%d): %s", CQ_DEPTH, strerror(errno));
+		vu_report(false, "objects: setup (CQ)");
 		free(p);
 		return;
 	}
 
-	qp = try_qp(d, cq, IBV_QPT_RC, &base, NULL, &err);
-	report(failed_with("ibv_create_qp(RC)", qp, err, EOPNOTSUPP),
-	       "objects: ibv_create_qp of type RC fails with EOPNOTSUPP");
-	if (qp)
-		ibv_destroy_qp(qp);
-
-	qp = try_qp(d, cq, IBV_QPT_UD, &base, NULL, &err);
-	report(failed_with("ibv_create_qp(UD)", qp, err, EOPNOTSUPP),
-	       "objects: ibv_create_qp of type UD fails with EOPNOTSUPP");
-	if (qp)
-		ibv_destroy_qp(qp);
-
+	refuse_qp(d, cq, IBV_QPT_RC, &base, EOPNOTSUPP, "ibv_create_qp(RC)",
+		  "ibv_create_qp of type RC fails with EOPNOTSUPP");
+	refuse_qp(d, cq, IBV_QPT_UD, &base, EOPNOTSUPP, "ibv_create_qp(UD)",
+		  "ibv_create_qp of type UD fails with EOPNOTSUPP");
 	c = base;
 	c.max_send_sge = LIM_SGE + 1;
-	qp = try_qp(d, cq, IBV_QPT_UC, &c, NULL, &err);
-	report(failed_with("ibv_create_qp(UC, max_send_sge 17)", qp, err,
-			   EINVAL),
-	       "objects: UC QP with max_send_sge %d fails with EINVAL",
-	       LIM_SGE + 1);
-	if (qp)
-		ibv_destroy_qp(qp);
-
+	refuse_qp(d, cq, IBV_QPT_UC, &c, EINVAL,
+		  "ibv_create_qp(UC, max_send_sge 17)", "UC QP with "
+		  "max_send_sge %d fails with EINVAL", LIM_SGE + 1);
 	c = base;
 	c.max_recv_sge = LIM_SGE + 1;
-	qp = try_qp(d, cq, IBV_QPT_UC, &c, NULL, &err);
-	report(failed_with("ibv_create_qp(UC, max_recv_sge 17)", qp, err,
-			   EINVAL),
-	       "objects: UC QP with max_recv_sge %d fails with EINVAL",
-	       LIM_SGE + 1);
-	if (qp)
-		ibv_destroy_qp(qp);
-
+	refuse_qp(d, cq, IBV_QPT_UC, &c, EINVAL,
+		  "ibv_create_qp(UC, max_recv_sge 17)", "UC QP with "
+		  "max_recv_sge %d fails with EINVAL", LIM_SGE + 1);
 	c = base;
 	c.max_inline_data = LIM_INLINE + 1;
-	qp = try_qp(d, cq, IBV_QPT_UC, &c, NULL, &err);
-	report(failed_with("ibv_create_qp(UC, max_inline_data 257)", qp, err,
-			   EINVAL),
-	       "objects: UC QP with max_inline_data %d fails with EINVAL",
-	       LIM_INLINE + 1);
-	if (qp)
-		ibv_destroy_qp(qp);
+	refuse_qp(d, cq, IBV_QPT_UC, &c, EINVAL,
+		  "ibv_create_qp(UC, max_inline_data 257)", "UC QP with "
+		  "max_inline_data %d fails with EINVAL", LIM_INLINE + 1);
 
 	c = base;
 	c.max_send_sge = LIM_SGE;
@@ -1229,21 +749,21 @@ static void case_objects(struct dev *d)
 	qp = try_qp(d, cq, IBV_QPT_UC, &c, &g, &err);
 	ok = true;
 	if (!qp) {
-		diag("ibv_create_qp(UC, 16 SGEs, 256 inline) failed: %s",
-		     errno_str(err));
+		vu_diag("ibv_create_qp(UC, 16 SGEs, 256 inline) failed: %s",
+			vu_errno_str(err));
 		ok = false;
 	} else {
 		if (g.max_send_sge < LIM_SGE || g.max_recv_sge < LIM_SGE ||
 		    g.max_inline_data < LIM_INLINE) {
-			diag("granted max_send_sge %u, max_recv_sge %u, "
-			     "max_inline_data %u", g.max_send_sge,
-			     g.max_recv_sge, g.max_inline_data);
+			vu_diag("granted max_send_sge %u, max_recv_sge %u, "
+				"max_inline_data %u", g.max_send_sge,
+				g.max_recv_sge, g.max_inline_data);
 			ok = false;
 		}
 		ibv_destroy_qp(qp);
 	}
-	report(ok, "objects: UC QP at the limits (%d SGEs each way, %d bytes "
-	       "inline) is created", LIM_SGE, LIM_INLINE);
+	vu_report(ok, "objects: UC QP at the limits (%d SGEs each way, %d "
+		  "bytes inline) is created", LIM_SGE, LIM_INLINE);
 
 	c.max_send_wr = 5;
 	c.max_recv_wr = 7;
@@ -1253,7 +773,7 @@ static void case_objects(struct dev *d)
 	qp = try_qp(d, cq, IBV_QPT_UC, &c, &g, &err);
 	ok = true;
 	if (!qp) {
-		diag("ibv_create_qp(UC) failed: %s", errno_str(err));
+		vu_diag("ibv_create_qp(UC) failed: %s", vu_errno_str(err));
 		ok = false;
 	} else {
 		if (g.max_send_wr < c.max_send_wr ||
@@ -1261,14 +781,14 @@ static void case_objects(struct dev *d)
 		    g.max_send_sge < c.max_send_sge ||
 		    g.max_recv_sge < c.max_recv_sge ||
 		    g.max_inline_data < c.max_inline_data) {
-			diag("requested send_wr %u recv_wr %u send_sge %u "
-			     "recv_sge %u inline %u", c.max_send_wr,
-			     c.max_recv_wr, c.max_send_sge, c.max_recv_sge,
-			     c.max_inline_data);
-			diag("granted   send_wr %u recv_wr %u send_sge %u "
-			     "recv_sge %u inline %u", g.max_send_wr,
-			     g.max_recv_wr, g.max_send_sge, g.max_recv_sge,
-			     g.max_inline_data);
+			vu_diag("requested send_wr %u recv_wr %u send_sge %u "
+				"recv_sge %u inline %u", c.max_send_wr,
+				c.max_recv_wr, c.max_send_sge, c.max_recv_sge,
+				c.max_inline_data);
+			vu_diag("granted   send_wr %u recv_wr %u send_sge %u "
+				"recv_sge %u inline %u", g.max_send_wr,
+				g.max_recv_wr, g.max_send_sge, g.max_recv_sge,
+				g.max_inline_data);
 			ok = false;
 		}
 		printf("# info: requested 5/7 WRs, 3/5 SGEs, 100 inline; "
@@ -1277,46 +797,35 @@ static void case_objects(struct dev *d)
 		       g.max_recv_sge, g.max_inline_data);
 		ibv_destroy_qp(qp);
 	}
-	report(ok, "objects: the caps granted by ibv_create_qp are >= the "
-	       "requested ones");
+	vu_report(ok, "objects: the caps granted by ibv_create_qp are >= the "
+		  "requested ones");
 	ibv_destroy_cq(cq);
 
-	errno = 0;
-	cq = ibv_create_cq(d->ctx, 0, NULL, NULL, 0);
-	err = errno;
-	report(failed_with("ibv_create_cq(0)", cq, err, EINVAL),
-	       "objects: ibv_create_cq with cqe 0 fails with EINVAL");
-	if (cq)
-		ibv_destroy_cq(cq);
-
-	errno = 0;
-	cq = ibv_create_cq(d->ctx, LIM_CQE + 1, NULL, NULL, 0);
-	err = errno;
-	report(failed_with("ibv_create_cq(65537)", cq, err, EINVAL),
-	       "objects: ibv_create_cq with cqe %d fails with EINVAL",
-	       LIM_CQE + 1);
-	if (cq)
-		ibv_destroy_cq(cq);
+	refuse_cq(d, 0, EINVAL, "ibv_create_cq(0)",
+		  "ibv_create_cq with cqe 0 fails with EINVAL");
+	refuse_cq(d, LIM_CQE + 1, EINVAL, "ibv_create_cq(65537)",
+		  "ibv_create_cq with cqe %d fails with EINVAL", LIM_CQE + 1);
 
 	ok = true;
 	cq = ibv_create_cq(d->ctx, LIM_CQE, NULL, NULL, 0);
 	cq2 = ibv_create_cq(d->ctx, 1, NULL, NULL, 0);
 	if (!cq || !cq2) {
-		diag("ibv_create_cq(%s) failed: %s", cq ? "1" : "65536",
-		     strerror(errno));
+		vu_diag("ibv_create_cq(%s) failed: %s", cq ? "1" : "65536",
+			strerror(errno));
 		ok = false;
 	} else {
 		if (cq->cqe < LIM_CQE) {
-			diag("CQ of %d entries has cqe %d", LIM_CQE, cq->cqe);
+			vu_diag("CQ of %d entries has cqe %d", LIM_CQE,
+				cq->cqe);
 			ok = false;
 		}
 		if (cq2->cqe < 1) {
-			diag("CQ of 1 entry has cqe %d", cq2->cqe);
+			vu_diag("CQ of 1 entry has cqe %d", cq2->cqe);
 			ok = false;
 		}
 	}
-	report(ok, "objects: ibv_create_cq with cqe 1 and %d succeeds, "
-	       "cqe >= requested", LIM_CQE);
+	vu_report(ok, "objects: ibv_create_cq with cqe 1 and %d succeeds, "
+		  "cqe >= requested", LIM_CQE);
 	if (cq)
 		ibv_destroy_cq(cq);
 	if (cq2)
@@ -1349,13 +858,13 @@ static bool check_query(struct ep *e, const struct ep *peer,
 	memset(&ia, 0x5a, sizeof(ia));
 	ret = ibv_query_qp(e->qp, &a, QUERY_ALL, &ia);
 	if (ret) {
-		diag("%c: ibv_query_qp: %s", e->label, strerror(ret));
+		vu_diag("%c: ibv_query_qp: %s", e->label, strerror(ret));
 		return false;
 	}
 	ok &= eq_state("qp_state", a.qp_state, want);
 	if (st >= ST_INIT) {
 		ok &= eq("pkey_index", a.pkey_index, 0);
-		ok &= eq("port_num", a.port_num, PORT);
+		ok &= eq("port_num", a.port_num, VU_PORT);
 		ok &= eq("qp_access_flags", (unsigned int)a.qp_access_flags,
 			 QP_ACCESS);
 	}
@@ -1369,15 +878,15 @@ static bool check_query(struct ep *e, const struct ep *peer,
 
 			inet_ntop(AF_INET6, a.ah_attr.grh.dgid.raw, s,
 				  sizeof(s));
-			diag("ah_attr.grh.dgid: got %s, expected %s", s,
-			     peer->d->gid_str);
+			vu_diag("ah_attr.grh.dgid: got %s, expected %s", s,
+				peer->d->gid_str);
 			ok = false;
 		}
 		ok &= eq("ah_attr.grh.sgid_index", a.ah_attr.grh.sgid_index,
 			 (unsigned int)e->d->gid_idx);
 		ok &= eq("ah_attr.grh.hop_limit", a.ah_attr.grh.hop_limit,
-			 HOP_LIMIT);
-		ok &= eq("ah_attr.port_num", a.ah_attr.port_num, PORT);
+			 VU_HOP_LIMIT);
+		ok &= eq("ah_attr.port_num", a.ah_attr.port_num, VU_PORT);
 	}
 	if (st >= ST_RTS)
 		ok &= eq("sq_psn", a.sq_psn, e->sq_psn);
@@ -1417,10 +926,10 @@ static int bring_to(struct ep *e, const struct ep *peer, enum ibv_qp_state s)
 	ret = ep_rts(e);
 	if (ret || s == IBV_QPS_RTS)
 		return ret;
-	return ep_modify_state(e, IBV_QPS_SQD);
+	return vu_qp_modify_state(e->qp, IBV_QPS_SQD);
 }
 
-static void case_states(struct dev *da, struct dev *db)
+static void case_states(struct vu_dev *da, struct vu_dev *db)
 {
 	static const enum ibv_qp_state from[] = {
 		IBV_QPS_INIT, IBV_QPS_RTR, IBV_QPS_RTS, IBV_QPS_SQD,
@@ -1434,66 +943,62 @@ static void case_states(struct dev *da, struct dev *db)
 
 	printf("# case 2: QP state machine (A %s, B %s, path MTU %d)\n",
 	       da->name, db->name, 128 << mtu);
-	if (ep_open(&a, da, 'A', &REQ_DEFAULT) ||
-	    ep_open(&b, db, 'B', &REQ_DEFAULT)) {
-		report(false, "states: setup");
-		ep_close(&a);
+	if (!fx_setup("states", FX_RESET, &a, da, NULL, &b, db, NULL))
 		return;
-	}
 	new_psns(&a, &b);
 
 	ok = check_query(&a, &b, IBV_QPS_RESET, ST_RESET);
-	report(ok, "states: new QP is in RESET with the granted caps");
+	vu_report(ok, "states: new QP is in RESET with the granted caps");
 
 	memset(&at, 0, sizeof(at));
 	at.qp_state = IBV_QPS_RTS;
 	at.sq_psn = a.sq_psn;
 	ret = ibv_modify_qp(a.qp, &at, IBV_QP_STATE | IBV_QP_SQ_PSN);
 	ok = eq_ret("ibv_modify_qp(RESET->RTS)", ret, EINVAL);
-	ok &= eq_state("after the refused transition", query_state(a.qp),
+	ok &= eq_state("after the refused transition", vu_qp_state(a.qp),
 		       IBV_QPS_RESET);
-	report(ok, "states: RESET->RTS directly fails with EINVAL, QP stays "
-	       "in RESET");
+	vu_report(ok, "states: RESET->RTS directly fails with EINVAL, QP stays "
+		  "in RESET");
 
 	memset(&at, 0, sizeof(at));
 	at.qp_state = IBV_QPS_INIT;
 	at.pkey_index = 0;
-	at.port_num = PORT;
+	at.port_num = VU_PORT;
 	ret = ibv_modify_qp(a.qp, &at, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
 			    IBV_QP_PORT);
 	ok = eq_ret("ibv_modify_qp(RESET->INIT without ACCESS_FLAGS)", ret,
 		    EINVAL);
-	ok &= eq_state("after the refused transition", query_state(a.qp),
+	ok &= eq_state("after the refused transition", vu_qp_state(a.qp),
 		       IBV_QPS_RESET);
-	report(ok, "states: RESET->INIT without the required ACCESS_FLAGS "
-	       "fails with EINVAL");
+	vu_report(ok, "states: RESET->INIT without the required ACCESS_FLAGS "
+		  "fails with EINVAL");
 
 	ok = eq_ret("ibv_modify_qp(RESET->INIT) A", ep_init(&a), 0);
 	ok &= eq_ret("ibv_modify_qp(RESET->INIT) B", ep_init(&b), 0);
 	if (ok)
 		ok = check_query(&a, &b, IBV_QPS_INIT, ST_INIT);
-	report(ok, "states: RESET->INIT with PKEY_INDEX|PORT|ACCESS_FLAGS; "
-	       "ibv_query_qp returns what was set");
+	vu_report(ok, "states: RESET->INIT with PKEY_INDEX|PORT|ACCESS_FLAGS; "
+		  "ibv_query_qp returns what was set");
 
 	memset(&at, 0, sizeof(at));
 	at.qp_state = IBV_QPS_RTR;
 	at.path_mtu = mtu;
 	at.dest_qp_num = b.qp->qp_num;
-	fill_av(&at.ah_attr, &a, &b);
+	vu_fill_av(&at.ah_attr, a.d->gid_idx, &b.d->gid);
 	ret = ibv_modify_qp(a.qp, &at, IBV_QP_STATE | IBV_QP_AV |
 			    IBV_QP_PATH_MTU | IBV_QP_DEST_QPN);
 	ok = eq_ret("ibv_modify_qp(INIT->RTR without RQ_PSN)", ret, EINVAL);
-	ok &= eq_state("after the refused transition", query_state(a.qp),
+	ok &= eq_state("after the refused transition", vu_qp_state(a.qp),
 		       IBV_QPS_INIT);
-	report(ok, "states: INIT->RTR without the required RQ_PSN fails with "
-	       "EINVAL");
+	vu_report(ok, "states: INIT->RTR without the required RQ_PSN fails "
+		  "with EINVAL");
 
 	ok = eq_ret("ibv_modify_qp(INIT->RTR) A", ep_rtr(&a, &b, mtu), 0);
 	ok &= eq_ret("ibv_modify_qp(INIT->RTR) B", ep_rtr(&b, &a, mtu), 0);
 	if (ok)
 		ok = check_query(&a, &b, IBV_QPS_RTR, ST_RTR);
-	report(ok, "states: INIT->RTR with AV|PATH_MTU|DEST_QPN|RQ_PSN; "
-	       "ibv_query_qp returns what was set");
+	vu_report(ok, "states: INIT->RTR with AV|PATH_MTU|DEST_QPN|RQ_PSN; "
+		  "ibv_query_qp returns what was set");
 
 	ok = eq_ret("ibv_modify_qp(RTR->RTS) A", ep_rts(&a), 0);
 	ok &= eq_ret("ibv_modify_qp(RTR->RTS) B", ep_rts(&b), 0);
@@ -1501,38 +1006,39 @@ static void case_states(struct dev *da, struct dev *db)
 		ok = check_query(&a, &b, IBV_QPS_RTS, ST_RTS);
 		ok &= check_query(&b, &a, IBV_QPS_RTS, ST_RTS);
 	}
-	report(ok, "states: RTR->RTS with SQ_PSN; ibv_query_qp returns "
-	       "exactly what was set (state, path_mtu, dest_qp_num, rq_psn, "
-	       "sq_psn, access, pkey_index, port_num, AV, cap), on A and B");
+	vu_report(ok, "states: RTR->RTS with SQ_PSN; ibv_query_qp returns "
+		  "exactly what was set (state, path_mtu, dest_qp_num, rq_psn, "
+		  "sq_psn, access, pkey_index, port_num, AV, cap), on A and B");
 
 	ok = send_msg(&a, &b, 100, 0x201, "A->B");
 	ok &= send_msg(&b, &a, 3000, 0x202, "B->A");
-	report(ok, "states: the RTS pair carries a SEND each way");
+	vu_report(ok, "states: the RTS pair carries a SEND each way");
 
-	ok = eq_ret("ibv_modify_qp(RTS->SQD)", ep_modify_state(&a, IBV_QPS_SQD),
-		    0);
+	ok = eq_ret("ibv_modify_qp(RTS->SQD)",
+		    vu_qp_modify_state(a.qp, IBV_QPS_SQD), 0);
 	if (ok)
 		ok = check_query(&a, &b, IBV_QPS_SQD, ST_RTS);
-	report(ok, "states: RTS->SQD; ibv_query_qp returns SQD and the rest "
-	       "unchanged (PSNs advanced by the packets sent and received)");
+	vu_report(ok, "states: RTS->SQD; ibv_query_qp returns SQD and the rest "
+		  "unchanged (PSNs advanced by the packets sent and received)");
 
 	/* A SEND posted in SQD is queued but not processed (IBA: SQ Drain). */
 	ok = true;
-	fill_prng(a.buf + SRC_OFF, 64, 0x203);
-	memset(b.buf + RCV_OFF, POISON, 64 + GUARD);
+	vu_fill_prng(a.mem.p + SRC_OFF, 64, 0x203);
+	memset(b.mem.p + RCV_OFF, POISON, 64 + GUARD);
 	ret = post_recv1(&b, 0x203, RCV_OFF, 64 + GUARD);
 	if (!ret)
 		ret = post_send1(&a, IBV_WR_SEND, 0x1203, SRC_OFF, 64,
 				 IBV_SEND_SIGNALED, 0, 0);
 	if (ret) {
-		diag("posting in SQD: %s", strerror(ret));
+		vu_diag("posting in SQD: %s", strerror(ret));
 		ok = false;
 	} else {
-		ok &= cq_stays_empty(b.rcq, QUIET_MS, "B receive CQ while A "
-				     "is in SQD");
-		ok &= cq_stays_empty(a.scq, 0, "A send CQ while A is in SQD");
+		ok &= vu_cq_stays_empty(b.rcq, QUIET_MS, "B receive CQ while A "
+					"is in SQD");
+		ok &= vu_cq_stays_empty(a.scq, 0, "A send CQ while A is in "
+					"SQD");
 		ok &= eq_ret("ibv_modify_qp(SQD->RTS)",
-			     ep_modify_state(&a, IBV_QPS_RTS), 0);
+			     vu_qp_modify_state(a.qp, IBV_QPS_RTS), 0);
 		psn_advance(&a, &b, 64);
 		ok &= expect_cqe("A send CQE after SQD->RTS", a.scq, 0x1203,
 				 IBV_WC_SUCCESS, IBV_WC_SEND, a.qp->qp_num,
@@ -1542,15 +1048,15 @@ static void case_states(struct dev *da, struct dev *db)
 				 64);
 		ok &= check_query(&a, &b, IBV_QPS_RTS, ST_RTS);
 		if (ok) {
-			ok &= bytes_eq("data", b.buf + RCV_OFF, a.buf + SRC_OFF,
-				       64);
+			ok &= vu_bytes_eq("data", b.mem.p + RCV_OFF,
+					  a.mem.p + SRC_OFF, 64, 0);
 		}
 	}
-	report(ok, "states: SQD->RTS; a SEND posted in SQD is held until RTS, "
-	       "then delivered");
+	vu_report(ok, "states: SQD->RTS; a SEND posted in SQD is held until "
+		  "RTS, then delivered");
 
 	ok = send_msg(&a, &b, 1, 0x204, "A->B");
-	report(ok, "states: the QP works after RTS->SQD->RTS");
+	vu_report(ok, "states: the QP works after RTS->SQD->RTS");
 
 	/*
 	 * RESET -> ERR is not a transition of the IBA state diagram (nor of
@@ -1558,14 +1064,14 @@ static void case_states(struct dev *da, struct dev *db)
 	 */
 	ok = true;
 	if (ep_open(&t, da, 'T', &REQ_DEFAULT)) {
-		report(false, "states: RESET->ERR (setup)");
+		vu_report(false, "states: RESET->ERR (setup)");
 	} else {
 		ok &= eq_ret("ibv_modify_qp(RESET->ERR)",
-			     ep_modify_state(&t, IBV_QPS_ERR), EINVAL);
+			     vu_qp_modify_state(t.qp, IBV_QPS_ERR), EINVAL);
 		ok &= eq_state("after the refused transition",
-			       query_state(t.qp), IBV_QPS_RESET);
-		report(ok, "states: RESET->ERR fails with EINVAL (IBA: from "
-		       "RESET only to INIT)");
+			       vu_qp_state(t.qp), IBV_QPS_RESET);
+		vu_report(ok, "states: RESET->ERR fails with EINVAL (IBA: from "
+			  "RESET only to INIT)");
 		ep_close(&t);
 	}
 
@@ -1573,58 +1079,59 @@ static void case_states(struct dev *da, struct dev *db)
 	for (i = 0; i < sizeof(from) / sizeof(from[0]); i++) {
 		ok = true;
 		if (ep_open(&t, da, 'T', &REQ_DEFAULT)) {
-			report(false, "states: %s->ERR (setup)",
-			       state_str(from[i]));
+			vu_report(false, "states: %s->ERR (setup)",
+				  vu_qp_state_str(from[i]));
 			continue;
 		}
 		t.sq_psn = 0x123;
 		t.rq_psn = 0x456;
 		ret = bring_to(&t, &b, from[i]);
 		if (ret) {
-			diag("bringing a QP to %s: %s", state_str(from[i]),
-			     strerror(ret));
+			vu_diag("bringing a QP to %s: %s",
+				vu_qp_state_str(from[i]), strerror(ret));
 			ok = false;
 		} else {
-			ok &= eq_state("before", query_state(t.qp), from[i]);
+			ok &= eq_state("before", vu_qp_state(t.qp), from[i]);
 			ok &= eq_ret("ibv_modify_qp(->ERR)",
-				     ep_modify_state(&t, IBV_QPS_ERR), 0);
-			ok &= eq_state("after", query_state(t.qp),
+				     vu_qp_modify_state(t.qp, IBV_QPS_ERR), 0);
+			ok &= eq_state("after", vu_qp_state(t.qp),
 				       IBV_QPS_ERR);
 		}
-		report(ok, "states: %s->ERR works", state_str(from[i]));
+		vu_report(ok, "states: %s->ERR works",
+			  vu_qp_state_str(from[i]));
 		ep_close(&t);
 	}
 
 	/* ERR -> RESET -> INIT -> RTR -> RTS, then usable again */
 	ok = eq_ret("ibv_modify_qp(RTS->ERR) A",
-		    ep_modify_state(&a, IBV_QPS_ERR), 0);
+		    vu_qp_modify_state(a.qp, IBV_QPS_ERR), 0);
 	ok &= eq_ret("ibv_modify_qp(RTS->ERR) B",
-		     ep_modify_state(&b, IBV_QPS_ERR), 0);
+		     vu_qp_modify_state(b.qp, IBV_QPS_ERR), 0);
 	ret = ep_init(&a);
 	ok &= eq_ret("ibv_modify_qp(ERR->INIT)", ret, EINVAL);
-	ok &= eq_state("after the refused transition", query_state(a.qp),
+	ok &= eq_state("after the refused transition", vu_qp_state(a.qp),
 		       IBV_QPS_ERR);
-	report(ok, "states: ERR->INIT directly fails with EINVAL");
+	vu_report(ok, "states: ERR->INIT directly fails with EINVAL");
 
 	ok = eq_ret("ibv_modify_qp(ERR->RESET) A",
-		    ep_modify_state(&a, IBV_QPS_RESET), 0);
+		    vu_qp_modify_state(a.qp, IBV_QPS_RESET), 0);
 	ok &= eq_ret("ibv_modify_qp(ERR->RESET) B",
-		     ep_modify_state(&b, IBV_QPS_RESET), 0);
-	ok &= eq_state("A after ERR->RESET", query_state(a.qp),
+		     vu_qp_modify_state(b.qp, IBV_QPS_RESET), 0);
+	ok &= eq_state("A after ERR->RESET", vu_qp_state(a.qp),
 		       IBV_QPS_RESET);
-	report(ok, "states: ERR->RESET works");
+	vu_report(ok, "states: ERR->RESET works");
 
-	nap_us(SHORT_MS * 1000);
-	drain_cq(a.scq);
-	drain_cq(a.rcq);
-	drain_cq(b.scq);
-	drain_cq(b.rcq);
+	vu_nap_us(SHORT_MS * 1000);
+	vu_cq_drain(a.scq);
+	vu_cq_drain(a.rcq);
+	vu_cq_drain(b.scq);
+	vu_cq_drain(b.rcq);
 	new_psns(&a, &b);
 	ok = eq_ret("ibv_modify_qp(RESET->INIT) A", ep_init(&a), 0);
 	ok &= eq_ret("ibv_modify_qp(RESET->INIT) B", ep_init(&b), 0);
 	if (ok)
 		ok = check_query(&a, &b, IBV_QPS_INIT, ST_INIT);
-	report(ok, "states: RESET->INIT works again after ERR->RESET");
+	vu_report(ok, "states: RESET->INIT works again after ERR->RESET");
 
 	ok = eq_ret("ibv_modify_qp(INIT->RTR) A", ep_rtr(&a, &b, g_mtu), 0);
 	ok &= eq_ret("ibv_modify_qp(INIT->RTR) B", ep_rtr(&b, &a, g_mtu), 0);
@@ -1634,21 +1141,19 @@ static void case_states(struct dev *da, struct dev *db)
 		ok &= check_query(&a, &b, IBV_QPS_RTS, ST_RTS);
 		ok &= send_msg(&a, &b, 200, 0x205, "A->B");
 		ok &= send_msg(&b, &a, 7, 0x206, "B->A");
-		ok &= cq_stays_empty(a.scq, 0, "A send CQ");
-		ok &= cq_stays_empty(a.rcq, 0, "A receive CQ");
-		ok &= cq_stays_empty(b.scq, 0, "B send CQ");
-		ok &= cq_stays_empty(b.rcq, 0, "B receive CQ");
+		ok &= vu_cq_stays_empty(a.scq, 0, "A send CQ");
+		ok &= vu_cq_stays_empty(a.rcq, 0, "A receive CQ");
+		ok &= vu_cq_stays_empty(b.scq, 0, "B send CQ");
+		ok &= vu_cq_stays_empty(b.rcq, 0, "B receive CQ");
 	}
-	report(ok, "states: after ERR->RESET->INIT->RTR->RTS the QPs carry "
-	       "a SEND each way");
-
-	ep_close(&a);
-	ep_close(&b);
+	vu_report(ok, "states: after ERR->RESET->INIT->RTR->RTS the QPs carry "
+		  "a SEND each way");
+	fx_teardown(&a, &b);
 }
 
 /* ---- case 3: posting errors ---------------------------------------------- */
 
-static void case_posting(struct dev *d)
+static void case_posting(struct vu_dev *d)
 {
 	struct ibv_sge sg[LIM_SGE + 2];
 	struct ibv_send_wr swr[MAX_WR + 1], *sbad;
@@ -1661,30 +1166,24 @@ static void case_posting(struct dev *d)
 
 	printf("# case 3: posting errors (device %s, QPs in INIT)\n",
 	       d->name);
-	if (ep_open(&e1, d, '1', &REQ_DEFAULT)) {
-		report(false, "posting: setup");
+	if (!fx_setup("posting", FX_RESET, &e1, d, NULL, &e2, d,
+		      &(struct qp_req){ 4, 4, 1, 1, 0, false }))
 		return;
-	}
-	if (ep_open(&e2, d, '2', &(struct qp_req){ 4, 4, 1, 1, 0, false })) {
-		report(false, "posting: setup");
-		ep_close(&e1);
-		return;
-	}
 	ok = eq_ret("RESET->INIT", ep_init(&e1), 0);
 	ok &= eq_ret("RESET->INIT", ep_init(&e2), 0);
 	if (!ok || e1.cap.max_send_sge + 1 > LIM_SGE + 2 ||
 	    e2.cap.max_send_wr + 1 > MAX_WR ||
 	    e2.cap.max_recv_wr + 1 > MAX_WR) {
-		diag("granted caps too large for this test: send_sge %u, "
-		     "send_wr %u, recv_wr %u", e1.cap.max_send_sge,
-		     e2.cap.max_send_wr, e2.cap.max_recv_wr);
-		report(false, "posting: setup");
+		vu_diag("granted caps too large for this test: send_sge %u, "
+			"send_wr %u, recv_wr %u", e1.cap.max_send_sge,
+			e2.cap.max_send_wr, e2.cap.max_recv_wr);
+		vu_report(false, "posting: setup");
 		goto out;
 	}
 	for (i = 0; i < LIM_SGE + 2; i++) {
-		sg[i].addr = (uintptr_t)(e1.buf + SRC_OFF + 16 * i);
+		sg[i].addr = (uintptr_t)(e1.mem.p + SRC_OFF + 16 * i);
 		sg[i].length = 8;
-		sg[i].lkey = e1.mr->lkey;
+		sg[i].lkey = e1.mem.mr->lkey;
 	}
 
 	/* num_sge > max_send_sge: EINVAL, bad_wr the second WR */
@@ -1703,13 +1202,13 @@ static void case_posting(struct dev *d)
 	ret = ibv_post_send(e1.qp, swr, &sbad);
 	ok = eq_ret("ibv_post_send", ret, EINVAL);
 	if (sbad != &swr[1]) {
-		diag("bad_wr %p, expected the second WR %p", (void *)sbad,
-		     (void *)&swr[1]);
+		vu_diag("bad_wr %p, expected the second WR %p", (void *)sbad,
+			(void *)&swr[1]);
 		ok = false;
 	}
-	report(ok, "posting: post_send with num_sge %u > max_send_sge %u "
-	       "returns EINVAL, bad_wr = that WR", e1.cap.max_send_sge + 1,
-	       e1.cap.max_send_sge);
+	vu_report(ok, "posting: post_send with num_sge %u > max_send_sge %u "
+		  "returns EINVAL, bad_wr = that WR", e1.cap.max_send_sge + 1,
+		  e1.cap.max_send_sge);
 
 	/* opcodes UC has not */
 	memset(&swr[2], 0, sizeof(swr[2]));
@@ -1718,18 +1217,18 @@ static void case_posting(struct dev *d)
 	swr[2].num_sge = 1;
 	swr[2].opcode = IBV_WR_RDMA_READ;
 	swr[2].send_flags = IBV_SEND_SIGNALED;
-	swr[2].wr.rdma.remote_addr = (uintptr_t)(e1.buf + WR_OFF);
-	swr[2].wr.rdma.rkey = e1.mr->rkey;
+	swr[2].wr.rdma.remote_addr = (uintptr_t)(e1.mem.p + WR_OFF);
+	swr[2].wr.rdma.rkey = e1.mem.mr->rkey;
 	sbad = NULL;
 	ret = ibv_post_send(e1.qp, &swr[2], &sbad);
 	ok = eq_ret("ibv_post_send(RDMA_READ)", ret, EINVAL);
 	if (sbad != &swr[2]) {
-		diag("bad_wr %p, expected the WR %p", (void *)sbad,
-		     (void *)&swr[2]);
+		vu_diag("bad_wr %p, expected the WR %p", (void *)sbad,
+			(void *)&swr[2]);
 		ok = false;
 	}
-	report(ok, "posting: IBV_WR_RDMA_READ on a UC QP returns EINVAL, "
-	       "bad_wr = the WR");
+	vu_report(ok, "posting: IBV_WR_RDMA_READ on a UC QP returns EINVAL, "
+		  "bad_wr = the WR");
 
 	memset(&swr[3], 0, sizeof(swr[3]));
 	swr[3].wr_id = 0x3004;
@@ -1737,20 +1236,20 @@ static void case_posting(struct dev *d)
 	swr[3].num_sge = 1;
 	swr[3].opcode = IBV_WR_ATOMIC_CMP_AND_SWP;
 	swr[3].send_flags = IBV_SEND_SIGNALED;
-	swr[3].wr.atomic.remote_addr = (uintptr_t)(e1.buf + WR_OFF);
-	swr[3].wr.atomic.rkey = e1.mr->rkey;
+	swr[3].wr.atomic.remote_addr = (uintptr_t)(e1.mem.p + WR_OFF);
+	swr[3].wr.atomic.rkey = e1.mem.mr->rkey;
 	swr[3].wr.atomic.compare_add = 1;
 	swr[3].wr.atomic.swap = 2;
 	sbad = NULL;
 	ret = ibv_post_send(e1.qp, &swr[3], &sbad);
 	ok = eq_ret("ibv_post_send(ATOMIC_CMP_AND_SWP)", ret, EINVAL);
 	if (sbad != &swr[3]) {
-		diag("bad_wr %p, expected the WR %p", (void *)sbad,
-		     (void *)&swr[3]);
+		vu_diag("bad_wr %p, expected the WR %p", (void *)sbad,
+			(void *)&swr[3]);
 		ok = false;
 	}
-	report(ok, "posting: IBV_WR_ATOMIC_CMP_AND_SWP on a UC QP returns "
-	       "EINVAL, bad_wr = the WR");
+	vu_report(ok, "posting: IBV_WR_ATOMIC_CMP_AND_SWP on a UC QP returns "
+		  "EINVAL, bad_wr = the WR");
 
 	/* post_recv num_sge > max_recv_sge */
 	memset(rwr, 0, sizeof(rwr));
@@ -1762,29 +1261,30 @@ static void case_posting(struct dev *d)
 	rwr[1].sg_list = sg;
 	rwr[1].num_sge = (int)e1.cap.max_recv_sge + 1;
 	for (i = 0; i < LIM_SGE + 2; i++)
-		sg[i].addr = (uintptr_t)(e1.buf + RCV_OFF + 16 * i);
+		sg[i].addr = (uintptr_t)(e1.mem.p + RCV_OFF + 16 * i);
 	rbad = NULL;
 	ret = ibv_post_recv(e1.qp, rwr, &rbad);
 	ok = eq_ret("ibv_post_recv", ret, EINVAL);
 	if (rbad != &rwr[1]) {
-		diag("bad_wr %p, expected the second WR %p", (void *)rbad,
-		     (void *)&rwr[1]);
+		vu_diag("bad_wr %p, expected the second WR %p", (void *)rbad,
+			(void *)&rwr[1]);
 		ok = false;
 	}
-	report(ok, "posting: post_recv with num_sge %u > max_recv_sge %u "
-	       "returns EINVAL, bad_wr = that WR", e1.cap.max_recv_sge + 1,
-	       e1.cap.max_recv_sge);
+	vu_report(ok, "posting: post_recv with num_sge %u > max_recv_sge %u "
+		  "returns EINVAL, bad_wr = that WR", e1.cap.max_recv_sge + 1,
+		  e1.cap.max_recv_sge);
 
 	/* the valid WRs before the rejected ones were posted: ERR flushes */
 	ok = eq_ret("ibv_modify_qp(INIT->ERR)",
-		    ep_modify_state(&e1, IBV_QPS_ERR), 0);
+		    vu_qp_modify_state(e1.qp, IBV_QPS_ERR), 0);
 	ids[0] = 0x3001;
 	ok &= expect_flushes("send CQ", e1.scq, ids, 1, -1, e1.qp->qp_num);
 	ids[0] = 0x3101;
 	ok &= expect_flushes("receive CQ", e1.rcq, ids, 1, IBV_WC_RECV,
 			     e1.qp->qp_num);
-	report(ok, "posting: the valid WR before the rejected one was posted, "
-	       "the rejected ones were not (exactly one flush each on ERR)");
+	vu_report(ok, "posting: the valid WR before the rejected one was "
+		  "posted, the rejected ones were not (exactly one flush each "
+		  "on ERR)");
 
 	/* SQ full: ENOMEM at the first WR beyond max_send_wr */
 	n = e2.cap.max_send_wr;
@@ -1799,8 +1299,8 @@ static void case_posting(struct dev *d)
 	ret = ibv_post_send(e2.qp, swr, &sbad);
 	ok = eq_ret("ibv_post_send(max_send_wr + 1 WRs)", ret, ENOMEM);
 	if (sbad != &swr[n]) {
-		diag("bad_wr %p (WR %td), expected WR %u %p", (void *)sbad,
-		     sbad ? sbad - swr : -1, n, (void *)&swr[n]);
+		vu_diag("bad_wr %p (WR %td), expected WR %u %p", (void *)sbad,
+			sbad ? sbad - swr : -1, n, (void *)&swr[n]);
 		ok = false;
 	}
 	swr[n].next = NULL;
@@ -1808,13 +1308,13 @@ static void case_posting(struct dev *d)
 	ret = ibv_post_send(e2.qp, &swr[n], &sbad);
 	ok &= eq_ret("ibv_post_send(one more WR)", ret, ENOMEM);
 	if (sbad != &swr[n]) {
-		diag("bad_wr %p, expected the WR %p", (void *)sbad,
-		     (void *)&swr[n]);
+		vu_diag("bad_wr %p, expected the WR %p", (void *)sbad,
+			(void *)&swr[n]);
 		ok = false;
 	}
-	report(ok, "posting: a chain of max_send_wr + 1 = %u WRs on an SQ "
-	       "that is not processed (INIT) returns ENOMEM, bad_wr = WR %u",
-	       n + 1, n);
+	vu_report(ok, "posting: a chain of max_send_wr + 1 = %u WRs on an SQ "
+		  "that is not processed (INIT) returns ENOMEM, bad_wr = WR %u",
+		  n + 1, n);
 
 	/* RQ full */
 	n = e2.cap.max_recv_wr;
@@ -1827,15 +1327,15 @@ static void case_posting(struct dev *d)
 	ret = ibv_post_recv(e2.qp, rwr, &rbad);
 	ok = eq_ret("ibv_post_recv(max_recv_wr + 1 WRs)", ret, ENOMEM);
 	if (rbad != &rwr[n]) {
-		diag("bad_wr %p (WR %td), expected WR %u %p", (void *)rbad,
-		     rbad ? rbad - rwr : -1, n, (void *)&rwr[n]);
+		vu_diag("bad_wr %p (WR %td), expected WR %u %p", (void *)rbad,
+			rbad ? rbad - rwr : -1, n, (void *)&rwr[n]);
 		ok = false;
 	}
-	report(ok, "posting: a chain of max_recv_wr + 1 = %u receive WRs "
-	       "returns ENOMEM, bad_wr = WR %u", n + 1, n);
+	vu_report(ok, "posting: a chain of max_recv_wr + 1 = %u receive WRs "
+		  "returns ENOMEM, bad_wr = WR %u", n + 1, n);
 
 	ok = eq_ret("ibv_modify_qp(INIT->ERR)",
-		    ep_modify_state(&e2, IBV_QPS_ERR), 0);
+		    vu_qp_modify_state(e2.qp, IBV_QPS_ERR), 0);
 	for (i = 0; i < e2.cap.max_send_wr; i++)
 		ids[i] = 0x3200 + i;
 	ok &= expect_flushes("send CQ", e2.scq, ids, (int)e2.cap.max_send_wr,
@@ -1845,19 +1345,18 @@ static void case_posting(struct dev *d)
 	ok &= expect_flushes("receive CQ", e2.rcq, ids,
 			     (int)e2.cap.max_recv_wr, IBV_WC_RECV,
 			     e2.qp->qp_num);
-	report(ok, "posting: the %u send and %u receive WRs before the full "
-	       "queue were posted (flushed in order on ERR)",
-	       e2.cap.max_send_wr, e2.cap.max_recv_wr);
+	vu_report(ok, "posting: the %u send and %u receive WRs before the full "
+		  "queue were posted (flushed in order on ERR)",
+		  e2.cap.max_send_wr, e2.cap.max_recv_wr);
 out:
-	ep_close(&e1);
-	ep_close(&e2);
+	fx_teardown(&e1, &e2);
 }
 
 /* ---- case 4: flush ------------------------------------------------------- */
 
 #define FLUSH_K 5
 
-static void case_flush(struct dev *da, struct dev *db)
+static void case_flush(struct vu_dev *da, struct vu_dev *db)
 {
 	struct ibv_send_wr swr[3], *sbad;
 	struct ibv_sge sge;
@@ -1867,42 +1366,40 @@ static void case_flush(struct dev *da, struct dev *db)
 	int i, ret;
 
 	printf("# case 4: flush on ERR (A %s, B %s)\n", da->name, db->name);
-	if (pair_open(&a, &b, da, db, &REQ_DEFAULT, &REQ_DEFAULT)) {
-		report(false, "flush: setup");
+	if (!fx_setup("flush", FX_RTS, &a, da, NULL, &b, db, NULL))
 		return;
-	}
 	ok = true;
 	for (i = 0; i < FLUSH_K && ok; i++) {
 		ids[i] = 0x4000 + (uint64_t)i;
 		ret = post_recv1(&b, ids[i], RCV_OFF + 256 * (size_t)i, 256);
 		if (ret) {
-			diag("ibv_post_recv %d: %s", i, strerror(ret));
+			vu_diag("ibv_post_recv %d: %s", i, strerror(ret));
 			ok = false;
 		}
 	}
-	ok &= cq_stays_empty(b.rcq, SHORT_MS, "B receive CQ before ERR");
+	ok &= vu_cq_stays_empty(b.rcq, SHORT_MS, "B receive CQ before ERR");
 	ok &= eq_ret("ibv_modify_qp(RTS->ERR)",
-		     ep_modify_state(&b, IBV_QPS_ERR), 0);
+		     vu_qp_modify_state(b.qp, IBV_QPS_ERR), 0);
 	ok &= expect_flushes("B receive CQ", b.rcq, ids, FLUSH_K, IBV_WC_RECV,
 			     b.qp->qp_num);
-	report(ok, "flush: %d posted receive WRs complete with "
-	       "IBV_WC_WR_FLUSH_ERR, opcode RECV, in order, exactly once, on "
-	       "RTS->ERR", FLUSH_K);
+	vu_report(ok, "flush: %d posted receive WRs complete with "
+		  "IBV_WC_WR_FLUSH_ERR, opcode RECV, in order, exactly once, "
+		  "on RTS->ERR", FLUSH_K);
 
 	ids[0] = 0x4100;
 	ret = post_recv1(&b, ids[0], RCV_OFF, 256);
 	ok = eq_ret("ibv_post_recv in ERR", ret, 0);
 	ok &= expect_flushes("B receive CQ", b.rcq, ids, 1, IBV_WC_RECV,
 			     b.qp->qp_num);
-	report(ok, "flush: a receive WR posted in ERR completes with "
-	       "IBV_WC_WR_FLUSH_ERR");
+	vu_report(ok, "flush: a receive WR posted in ERR completes with "
+		  "IBV_WC_WR_FLUSH_ERR");
 
 	/* A listens: anything B would actually transmit shows up there. */
 	ret = post_recv1(&a, 0x4300, RCV_OFF, 256);
 	ok = eq_ret("ibv_post_recv on A", ret, 0);
-	sge.addr = (uintptr_t)(b.buf + SRC_OFF);
+	sge.addr = (uintptr_t)(b.mem.p + SRC_OFF);
 	sge.length = 32;
-	sge.lkey = b.mr->lkey;
+	sge.lkey = b.mem.mr->lkey;
 	memset(swr, 0, sizeof(swr));
 	for (i = 0; i < 3; i++) {
 		swr[i].wr_id = 0x4200 + (uint64_t)i;
@@ -1914,20 +1411,20 @@ static void case_flush(struct dev *da, struct dev *db)
 		ids[i] = swr[i].wr_id;
 	}
 	swr[1].opcode = IBV_WR_RDMA_WRITE;
-	swr[1].wr.rdma.remote_addr = (uintptr_t)(a.buf + WR_OFF);
-	swr[1].wr.rdma.rkey = a.mr->rkey;
+	swr[1].wr.rdma.remote_addr = (uintptr_t)(a.mem.p + WR_OFF);
+	swr[1].wr.rdma.rkey = a.mem.mr->rkey;
 	swr[2].send_flags = 0;		/* unsignaled: errors complete anyway */
 	sbad = NULL;
 	ret = ibv_post_send(b.qp, swr, &sbad);
 	ok &= eq_ret("ibv_post_send in ERR", ret, 0);
 	ok &= expect_flushes("B send CQ", b.scq, ids, 3, -1, b.qp->qp_num);
-	ok &= cq_stays_empty(a.rcq, 0, "A receive CQ (B transmitted?)");
-	ok &= poison_ok("A WRITE target (B transmitted?)", a.buf + WR_OFF, 32);
-	report(ok, "flush: send WRs posted in ERR (SEND, WRITE, unsignaled "
-	       "SEND) complete with IBV_WC_WR_FLUSH_ERR in order, nothing "
-	       "transmitted");
-	ep_close(&a);
-	ep_close(&b);
+	ok &= vu_cq_stays_empty(a.rcq, 0, "A receive CQ (B transmitted?)");
+	ok &= vu_bytes_all("A WRITE target (B transmitted?)",
+			   a.mem.p + WR_OFF, POISON, 32, 0);
+	vu_report(ok, "flush: send WRs posted in ERR (SEND, WRITE, unsignaled "
+		  "SEND) complete with IBV_WC_WR_FLUSH_ERR in order, nothing "
+		  "transmitted");
+	fx_teardown(&a, &b);
 
 	/*
 	 * A local error on the send side: a SEND whose SGE has an lkey no
@@ -1935,24 +1432,22 @@ static void case_flush(struct dev *da, struct dev *db)
 	 * (IBA: local errors), which flushes everything else outstanding on it:
 	 * the send WR behind it and the posted receive WRs.
 	 */
-	if (pair_open(&a, &b, da, db, &REQ_DEFAULT, &REQ_DEFAULT)) {
-		report(false, "flush: setup");
+	if (!fx_setup("flush", FX_RTS, &a, da, NULL, &b, db, NULL))
 		return;
-	}
 	ok = true;
 	for (i = 0; i < 2 && ok; i++) {
 		ids[i] = 0x4400 + (uint64_t)i;
 		ret = post_recv1(&a, ids[i], RCV_OFF + 256 * (size_t)i, 256);
 		if (ret) {
-			diag("ibv_post_recv on A: %s", strerror(ret));
+			vu_diag("ibv_post_recv on A: %s", strerror(ret));
 			ok = false;
 		}
 	}
 	ret = post_recv1(&b, 0x4500, RCV_OFF, 256);
 	ok &= eq_ret("ibv_post_recv on B", ret, 0);
-	sge.addr = (uintptr_t)(a.buf + SRC_OFF);
+	sge.addr = (uintptr_t)(a.mem.p + SRC_OFF);
 	sge.length = 32;
-	sge.lkey = a.mr->lkey ^ 0x80;	/* no MR has this key */
+	sge.lkey = a.mem.mr->lkey ^ 0x80;	/* no MR has this key */
 	memset(swr, 0, sizeof(swr));
 	for (i = 0; i < 2; i++) {
 		swr[i].wr_id = 0x4600 + (uint64_t)i;
@@ -1970,10 +1465,10 @@ static void case_flush(struct dev *da, struct dev *db)
 		double deadline;
 		int st, got;
 
-		got = wait_cqes(a.scq, wc, 2, CQE_TIMEOUT);
+		got = vu_poll_cq(a.scq, wc, 2, vu_now() + CQE_TIMEOUT);
 		if (got != 2) {
-			diag("%d of 2 send completions on A within %.0f s", got,
-			     CQE_TIMEOUT);
+			vu_diag("%d of 2 send completions on A within %.0f s",
+				got, CQE_TIMEOUT);
 			ok = false;
 		}
 		if (got > 0)
@@ -1984,27 +1479,26 @@ static void case_flush(struct dev *da, struct dev *db)
 			ok &= check_wc("A send CQE 1 (behind it)", &wc[1],
 				       0x4601, IBV_WC_WR_FLUSH_ERR, -1,
 				       a.qp->qp_num, -1);
-		deadline = now() + 1.0;
-		st = query_state(a.qp);
-		while (st != IBV_QPS_ERR && st >= 0 && now() < deadline) {
-			nap_us(1000);
-			st = query_state(a.qp);
+		deadline = vu_now() + 1.0;
+		st = vu_qp_state(a.qp);
+		while (st != IBV_QPS_ERR && st >= 0 && vu_now() < deadline) {
+			vu_nap_us(1000);
+			st = vu_qp_state(a.qp);
 		}
 		ok &= eq_state("A", st, IBV_QPS_ERR);
-		ok &= cq_stays_empty(b.rcq, SHORT_MS, "B receive CQ (the bad "
-				     "SEND was transmitted?)");
+		ok &= vu_cq_stays_empty(b.rcq, SHORT_MS, "B receive CQ (the "
+					"bad SEND was transmitted?)");
 	}
-	report(ok, "flush: a SEND with an invalid lkey completes with "
-	       "IBV_WC_LOC_PROT_ERR, the WR behind it is flushed, the QP is "
-	       "in ERR, nothing is transmitted");
+	vu_report(ok, "flush: a SEND with an invalid lkey completes with "
+		  "IBV_WC_LOC_PROT_ERR, the WR behind it is flushed, the QP is "
+		  "in ERR, nothing is transmitted");
 
 	ok = expect_flushes("A receive CQ", a.rcq, ids, 2, IBV_WC_RECV,
 			    a.qp->qp_num);
-	report(ok, "flush: the receive WRs posted on that QP are flushed "
-	       "(IBV_WC_WR_FLUSH_ERR) when the send-side error moves it to "
-	       "ERR");
-	ep_close(&a);
-	ep_close(&b);
+	vu_report(ok, "flush: the receive WRs posted on that QP are flushed "
+		  "(IBV_WC_WR_FLUSH_ERR) when the send-side error moves it to "
+		  "ERR");
+	fx_teardown(&a, &b);
 }
 
 /* ---- case 5: completion events ------------------------------------------- */
@@ -2019,7 +1513,7 @@ static int event_ready(struct ep *e, int ms)
 		r = poll(&pfd, 1, ms);
 	while (r < 0 && errno == EINTR);
 	if (r < 0) {
-		diag("poll on the completion channel: %s", strerror(errno));
+		vu_diag("poll on the completion channel: %s", strerror(errno));
 		return -1;
 	}
 	return r > 0 && (pfd.revents & POLLIN);
@@ -2033,12 +1527,12 @@ static bool take_event(struct ep *e)
 	bool ok = true;
 
 	if (ibv_get_cq_event(e->ch, &cq, &ctx)) {
-		diag("ibv_get_cq_event failed: %s", strerror(errno));
+		vu_diag("ibv_get_cq_event failed: %s", strerror(errno));
 		return false;
 	}
 	if (cq != e->rcq || ctx != e) {
-		diag("event for CQ %p context %p, expected %p %p", (void *)cq,
-		     ctx, (void *)e->rcq, (void *)e);
+		vu_diag("event for CQ %p context %p, expected %p %p",
+			(void *)cq, ctx, (void *)e->rcq, (void *)e);
 		ok = false;
 	}
 	if (cq)
@@ -2059,7 +1553,7 @@ static bool send_polled(struct ep *tx, struct ep *rx, uint64_t id,
 		ret = post_send1(tx, IBV_WR_SEND, id | 0x10000, SRC_OFF, 16,
 				 IBV_SEND_SIGNALED | flags, 0, 0);
 	if (ret) {
-		diag("posting: %s", strerror(ret));
+		vu_diag("posting: %s", strerror(ret));
 		return false;
 	}
 	ok &= expect_cqe("A send CQE", tx->scq, id | 0x10000, IBV_WC_SUCCESS,
@@ -2069,108 +1563,91 @@ static bool send_polled(struct ep *tx, struct ep *rx, uint64_t id,
 	return ok;
 }
 
-static void case_events(struct dev *da, struct dev *db)
+/* No event on e's channel within ms; else the diagnostic why (and the
+ * event is taken). */
+static bool no_event(struct ep *e, int ms, const char *why)
+{
+	if (event_ready(e, ms) == 0)
+		return true;
+	vu_diag("%s", why);
+	take_event(e);
+	return false;
+}
+
+/*
+ * A SEND from tx (flags: 0 or IBV_SEND_SOLICITED) into a receive WR
+ * posted on rx, whose receive CQ is armed: exactly one event (taken and
+ * acked), then both completions successful.
+ */
+static bool send_one_event(struct ep *tx, struct ep *rx, uint64_t id,
+			   unsigned int flags)
+{
+	bool ok = true;
+	int ret;
+
+	ret = post_recv1(rx, id, RCV_OFF, 64);
+	if (!ret)
+		ret = post_send1(tx, IBV_WR_SEND, id | 0x1000, SRC_OFF, 16,
+				 IBV_SEND_SIGNALED | flags, 0, 0);
+	if (ret) {
+		vu_diag("posting: %s", strerror(ret));
+		return false;
+	}
+	if (event_ready(rx, EVENT_MS) != 1) {
+		vu_diag("no completion event within %d ms%s", EVENT_MS,
+			flags ? " for a solicited SEND" : "");
+		ok = false;
+	} else {
+		ok &= take_event(rx);
+	}
+	ok &= expect_cqe("B receive CQE", rx->rcq, id, IBV_WC_SUCCESS,
+			 IBV_WC_RECV, rx->qp->qp_num, 16);
+	ok &= expect_cqe("A send CQE", tx->scq, id | 0x1000, IBV_WC_SUCCESS,
+			 IBV_WC_SEND, tx->qp->qp_num, -1);
+	ok &= no_event(rx, SHORT_MS, "a second event for the same completion");
+	return ok;
+}
+
+static void case_events(struct vu_dev *da, struct vu_dev *db)
 {
 	struct qp_req rb = REQ_DEFAULT;
 	struct ep a, b;
 	bool ok;
-	int ret, r;
 
 	printf("# case 5: completion events (A %s, B %s with a completion "
 	       "channel)\n", da->name, db->name);
 	rb.channel = true;
-	if (pair_open(&a, &b, da, db, &REQ_DEFAULT, &rb)) {
-		report(false, "events: setup");
+	if (!fx_setup("events", FX_RTS, &a, da, NULL, &b, db, &rb))
 		return;
-	}
-	fill_prng(a.buf + SRC_OFF, 64, 0x500);
+	vu_fill_prng(a.mem.p + SRC_OFF, 64, 0x500);
 
 	/* armed for the next completion: exactly one event */
 	ok = eq_ret("ibv_req_notify_cq(cq, 0)", ibv_req_notify_cq(b.rcq, 0),
 		    0);
-	ret = post_recv1(&b, 0x501, RCV_OFF, 64);
-	if (!ret)
-		ret = post_send1(&a, IBV_WR_SEND, 0x1501, SRC_OFF, 16,
-				 IBV_SEND_SIGNALED, 0, 0);
-	if (ret) {
-		diag("posting: %s", strerror(ret));
-		ok = false;
-	} else {
-		r = event_ready(&b, EVENT_MS);
-		if (r != 1) {
-			diag("no completion event within %d ms", EVENT_MS);
-			ok = false;
-		} else {
-			ok &= take_event(&b);
-		}
-		ok &= expect_cqe("B receive CQE", b.rcq, 0x501, IBV_WC_SUCCESS,
-				 IBV_WC_RECV, b.qp->qp_num, 16);
-		ok &= expect_cqe("A send CQE", a.scq, 0x1501, IBV_WC_SUCCESS,
-				 IBV_WC_SEND, a.qp->qp_num, -1);
-		if (event_ready(&b, SHORT_MS) != 0) {
-			diag("a second event for the same completion");
-			ok = false;
-			take_event(&b);
-		}
-	}
-	report(ok, "events: ibv_req_notify_cq(cq, 0), then a SEND arrives: "
-	       "exactly one event (ibv_get_cq_event, acked)");
+	ok &= send_one_event(&a, &b, 0x501, 0);
+	vu_report(ok, "events: ibv_req_notify_cq(cq, 0), then a SEND arrives: "
+		  "exactly one event (ibv_get_cq_event, acked)");
 
 	/* not re-armed: no event */
 	ok = send_polled(&a, &b, 0x502, 0);
-	if (event_ready(&b, QUIET_MS) != 0) {
-		diag("event on a CQ that was not re-armed");
-		ok = false;
-		take_event(&b);
-	}
-	report(ok, "events: without re-arming, a second SEND completes with "
-	       "no event");
+	ok &= no_event(&b, QUIET_MS, "event on a CQ that was not re-armed");
+	vu_report(ok, "events: without re-arming, a second SEND completes with "
+		  "no event");
 
 	/* solicited only: an unsolicited SEND gives no event */
 	ok = eq_ret("ibv_req_notify_cq(cq, 1)", ibv_req_notify_cq(b.rcq, 1),
 		    0);
 	ok &= send_polled(&a, &b, 0x503, 0);
-	if (event_ready(&b, QUIET_MS) != 0) {
-		diag("event for an unsolicited completion on a CQ armed "
-		     "solicited-only");
-		ok = false;
-		take_event(&b);
-	}
-	report(ok, "events: ibv_req_notify_cq(cq, 1), an unsolicited SEND: no "
-	       "event");
+	ok &= no_event(&b, QUIET_MS, "event for an unsolicited completion on "
+		       "a CQ armed solicited-only");
+	vu_report(ok, "events: ibv_req_notify_cq(cq, 1), an unsolicited "
+		  "SEND: no event");
 
 	/* ... and a solicited one does */
-	ok = true;
-	ret = post_recv1(&b, 0x504, RCV_OFF, 64);
-	if (!ret)
-		ret = post_send1(&a, IBV_WR_SEND, 0x1504, SRC_OFF, 16,
-				 IBV_SEND_SIGNALED | IBV_SEND_SOLICITED, 0, 0);
-	if (ret) {
-		diag("posting: %s", strerror(ret));
-		ok = false;
-	} else {
-		r = event_ready(&b, EVENT_MS);
-		if (r != 1) {
-			diag("no completion event within %d ms for a "
-			     "solicited SEND", EVENT_MS);
-			ok = false;
-		} else {
-			ok &= take_event(&b);
-		}
-		ok &= expect_cqe("B receive CQE", b.rcq, 0x504, IBV_WC_SUCCESS,
-				 IBV_WC_RECV, b.qp->qp_num, 16);
-		ok &= expect_cqe("A send CQE", a.scq, 0x1504, IBV_WC_SUCCESS,
-				 IBV_WC_SEND, a.qp->qp_num, -1);
-		if (event_ready(&b, SHORT_MS) != 0) {
-			diag("a second event for the same completion");
-			ok = false;
-			take_event(&b);
-		}
-	}
-	report(ok, "events: still armed solicited-only, a SEND with "
-	       "IBV_SEND_SOLICITED: exactly one event");
-	ep_close(&a);
-	ep_close(&b);
+	ok = send_one_event(&a, &b, 0x504, IBV_SEND_SOLICITED);
+	vu_report(ok, "events: still armed solicited-only, a SEND with "
+		  "IBV_SEND_SOLICITED: exactly one event");
+	fx_teardown(&a, &b);
 }
 
 /* ---- case 6: inline ------------------------------------------------------ */
@@ -2179,7 +1656,7 @@ static void case_events(struct dev *da, struct dev *db)
  * and never registered. */
 static uint8_t inline_src[LIM_INLINE + 64];
 
-static void case_inline(struct dev *da, struct dev *db)
+static void case_inline(struct vu_dev *da, struct vu_dev *db)
 {
 	struct qp_req ra = REQ_DEFAULT;
 	struct ibv_send_wr wr, *bad;
@@ -2193,15 +1670,13 @@ static void case_inline(struct dev *da, struct dev *db)
 
 	printf("# case 6: inline data (A %s, B %s)\n", da->name, db->name);
 	ra.inline_data = LIM_INLINE;
-	if (pair_open(&a, &b, da, db, &ra, &REQ_DEFAULT)) {
-		report(false, "inline: setup");
+	if (!fx_setup("inline", FX_RTS, &a, da, &ra, &b, db, NULL))
 		return;
-	}
 	max = a.cap.max_inline_data;
 	if (max < LIM_INLINE || max > LIM_INLINE + 63) {
-		diag("granted max_inline_data %u for %u requested", max,
-		     LIM_INLINE);
-		report(false, "inline: setup (max_inline_data)");
+		vu_diag("granted max_inline_data %u for %u requested", max,
+			LIM_INLINE);
+		vu_report(false, "inline: setup (max_inline_data)");
 		goto out;
 	}
 
@@ -2212,16 +1687,16 @@ static void case_inline(struct dev *da, struct dev *db)
 		for (n = 1; n <= max && ok; n++) {
 			uint64_t id = 0x6000 + (write ? 0x1000 : 0) + n;
 
-			fill_prng(want, n, id);
+			vu_fill_prng(want, n, id);
 			memcpy(inline_src, want, n);
 			if (write) {
-				memset(b.buf + WR_OFF, POISON, n + GUARD);
+				memset(b.mem.p + WR_OFF, POISON, n + GUARD);
 			} else {
-				memset(b.buf + RCV_OFF, POISON, n + GUARD);
+				memset(b.mem.p + RCV_OFF, POISON, n + GUARD);
 				ret = post_recv1(&b, id, RCV_OFF, n + GUARD);
 				if (ret) {
-					diag("ibv_post_recv: %s",
-					     strerror(ret));
+					vu_diag("ibv_post_recv: %s",
+						strerror(ret));
 					ok = false;
 					break;
 				}
@@ -2238,8 +1713,8 @@ static void case_inline(struct dev *da, struct dev *db)
 			wr.send_flags = IBV_SEND_INLINE | IBV_SEND_SIGNALED;
 			if (write) {
 				wr.wr.rdma.remote_addr =
-					(uintptr_t)(b.buf + WR_OFF);
-				wr.wr.rdma.rkey = b.mr->rkey;
+					(uintptr_t)(b.mem.p + WR_OFF);
+				wr.wr.rdma.rkey = b.mem.mr->rkey;
 			}
 			bad = NULL;
 			ret = ibv_post_send(a.qp, &wr, &bad);
@@ -2247,8 +1722,8 @@ static void case_inline(struct dev *da, struct dev *db)
 			memset(inline_src, (uint8_t)~want[0],
 			       sizeof(inline_src));
 			if (ret) {
-				diag("%u bytes: ibv_post_send: %s", n,
-				     strerror(ret));
+				vu_diag("%u bytes: ibv_post_send: %s", n,
+					strerror(ret));
 				ok = false;
 				break;
 			}
@@ -2266,7 +1741,8 @@ static void case_inline(struct dev *da, struct dev *db)
 							 IBV_SEND_SIGNALED, 0,
 							 0);
 				if (ret) {
-					diag("fence SEND: %s", strerror(ret));
+					vu_diag("fence SEND: %s",
+						strerror(ret));
 					ok = false;
 					break;
 				}
@@ -2290,19 +1766,21 @@ static void case_inline(struct dev *da, struct dev *db)
 			if (!ok)
 				break;
 			snprintf(what, sizeof(what), "%u bytes: data", n);
-			ok &= bytes_eq(what, b.buf + (write ? WR_OFF : RCV_OFF),
-				       want, n);
+			ok &= vu_bytes_eq(what, b.mem.p +
+					  (write ? WR_OFF : RCV_OFF), want, n,
+					  0);
 			snprintf(what, sizeof(what), "%u bytes: bytes after "
 				 "the message", n);
-			ok &= poison_ok(what, b.buf + (write ? WR_OFF :
-						       RCV_OFF) + n, GUARD);
+			ok &= vu_bytes_all(what, b.mem.p +
+					   (write ? WR_OFF : RCV_OFF) + n,
+					   POISON, GUARD, 0);
 		}
-		ok &= cq_stays_empty(a.scq, 0, "A send CQ");
-		ok &= cq_stays_empty(b.rcq, 0, "B receive CQ");
-		report(ok, "inline: IBV_SEND_INLINE %s of 1..%u bytes from an "
-		       "unregistered buffer overwritten right after "
-		       "post_send: data exact", write ? "RDMA WRITE" : "SEND",
-		       max);
+		ok &= vu_cq_stays_empty(a.scq, 0, "A send CQ");
+		ok &= vu_cq_stays_empty(b.rcq, 0, "B receive CQ");
+		vu_report(ok, "inline: IBV_SEND_INLINE %s of 1..%u bytes from "
+			  "an unregistered buffer overwritten right after "
+			  "post_send: data exact",
+			  write ? "RDMA WRITE" : "SEND", max);
 	}
 
 	/* one byte more than granted: EINVAL, nothing posted */
@@ -2320,21 +1798,21 @@ static void case_inline(struct dev *da, struct dev *db)
 	ret = ibv_post_send(a.qp, &wr, &bad);
 	ok = eq_ret("ibv_post_send(inline max + 1)", ret, EINVAL);
 	if (bad != &wr) {
-		diag("bad_wr %p, expected the WR %p", (void *)bad,
-		     (void *)&wr);
+		vu_diag("bad_wr %p, expected the WR %p", (void *)bad,
+			(void *)&wr);
 		ok = false;
 	}
-	ok &= cq_stays_empty(a.scq, SHORT_MS, "A send CQ");
-	report(ok, "inline: IBV_SEND_INLINE of max_inline_data + 1 = %u bytes "
-	       "returns EINVAL, bad_wr = the WR, nothing completes", max + 1);
+	ok &= vu_cq_stays_empty(a.scq, SHORT_MS, "A send CQ");
+	vu_report(ok, "inline: IBV_SEND_INLINE of max_inline_data + 1 = %u "
+		  "bytes returns EINVAL, bad_wr = the WR, nothing completes",
+		  max + 1);
 out:
-	ep_close(&a);
-	ep_close(&b);
+	fx_teardown(&a, &b);
 }
 
 /* ---- case 7: receive-side errors ----------------------------------------- */
 
-static void case_rx_errors(struct dev *da, struct dev *db)
+static void case_rx_errors(struct vu_dev *da, struct vu_dev *db)
 {
 	static const char *const cnt_names[] = {
 		"drop_access", "drop_bad_rkey",
@@ -2350,11 +1828,9 @@ static void case_rx_errors(struct dev *da, struct dev *db)
 	       db->name);
 
 	/* SEND longer than the receive WR */
-	if (pair_open(&a, &b, da, db, &REQ_DEFAULT, &REQ_DEFAULT)) {
-		report(false, "rx errors: setup");
+	if (!fx_setup("rx errors", FX_RTS, &a, da, NULL, &b, db, NULL))
 		return;
-	}
-	fill_prng(a.buf + SRC_OFF, 64, 0x700);
+	vu_fill_prng(a.mem.p + SRC_OFF, 64, 0x700);
 	ok = eq_ret("ibv_post_recv (16 bytes)",
 		    post_recv1(&b, 0x701, RCV_OFF, 16), 0);
 	ok &= eq_ret("ibv_post_recv (256 bytes)",
@@ -2372,53 +1848,51 @@ static void case_rx_errors(struct dev *da, struct dev *db)
 	 * driver may publish the CQE a moment before it changes the state,
 	 * so the check allows 1 s; an early RTS is reported as info.
 	 */
-	st = query_state(b.qp);
-	report(ok, "rx errors: a 64-byte SEND into a 16-byte receive WR "
-	       "completes that WR with IBV_WC_LOC_LEN_ERR");
+	st = vu_qp_state(b.qp);
+	vu_report(ok, "rx errors: a 64-byte SEND into a 16-byte receive WR "
+		  "completes that WR with IBV_WC_LOC_LEN_ERR");
 
 	if (st != IBV_QPS_ERR) {
-		double deadline = now() + 1.0;
+		double deadline = vu_now() + 1.0;
 
 		printf("# info: QP state %s right after polling the "
-		       "IBV_WC_LOC_LEN_ERR completion\n", state_str(st));
-		while (st != IBV_QPS_ERR && st >= 0 && now() < deadline) {
-			nap_us(1000);
-			st = query_state(b.qp);
+		       "IBV_WC_LOC_LEN_ERR completion\n", vu_qp_state_str(st));
+		while (st != IBV_QPS_ERR && st >= 0 && vu_now() < deadline) {
+			vu_nap_us(1000);
+			st = vu_qp_state(b.qp);
 		}
 	}
 	ok = eq_state("B within 1 s of IBV_WC_LOC_LEN_ERR", st, IBV_QPS_ERR);
-	report(ok, "rx errors: after IBV_WC_LOC_LEN_ERR the receiver's QP is "
-	       "in ERR (ibv_query_qp)");
+	vu_report(ok, "rx errors: after IBV_WC_LOC_LEN_ERR the receiver's QP "
+		  "is in ERR (ibv_query_qp)");
 
 	ids[0] = 0x702;
 	ok = expect_flushes("B receive CQ", b.rcq, ids, 1, IBV_WC_RECV,
 			    b.qp->qp_num);
-	report(ok, "rx errors: the other receive WR posted on that QP is "
-	       "flushed (IBV_WC_WR_FLUSH_ERR) when the QP enters ERR");
-	ep_close(&a);
-	ep_close(&b);
+	vu_report(ok, "rx errors: the other receive WR posted on that QP is "
+		  "flushed (IBV_WC_WR_FLUSH_ERR) when the QP enters ERR");
+	fx_teardown(&a, &b);
 
 	/* RDMA WRITE to an MR without REMOTE_WRITE */
-	if (pair_open(&a, &b, da, db, &REQ_DEFAULT, &REQ_DEFAULT)) {
-		report(false, "rx errors: setup");
+	if (!fx_setup("rx errors", FX_RTS, &a, da, NULL, &b, db, NULL))
 		return;
-	}
-	ro = ibv_reg_mr(db->pd, b.buf + AUX_OFF, 4096, IBV_ACCESS_LOCAL_WRITE);
+	ro = ibv_reg_mr(db->pd, b.mem.p + AUX_OFF, 4096,
+			IBV_ACCESS_LOCAL_WRITE);
 	if (!ro) {
-		diag("ibv_reg_mr(LOCAL_WRITE): %s", strerror(errno));
-		report(false, "rx errors: setup");
+		vu_diag("ibv_reg_mr(LOCAL_WRITE): %s", strerror(errno));
+		vu_report(false, "rx errors: setup");
 		goto out;
 	}
-	memset(b.buf + AUX_OFF, POISON, 4096);
-	fill_prng(a.buf + SRC_OFF, 64, 0x710);
-	nap_us(100 * 1000);	/* past the hw_counters cache lifespan */
+	memset(b.mem.p + AUX_OFF, POISON, 4096);
+	vu_fill_prng(a.mem.p + SRC_OFF, 64, 0x710);
+	vu_nap_us(100 * 1000);	/* past the hw_counters cache lifespan */
 	for (i = 0; i < 2; i++)
-		before[i] = read_counter(db->name, cnt_names[i]);
+		before[i] = vu_read_counter(db->name, cnt_names[i]);
 
 	ok = eq_ret("ibv_post_send(RDMA WRITE)",
 		    post_send1(&a, IBV_WR_RDMA_WRITE, 0x1711, SRC_OFF, 64,
 			       IBV_SEND_SIGNALED,
-			       (uintptr_t)(b.buf + AUX_OFF + 128),
+			       (uintptr_t)(b.mem.p + AUX_OFF + 128),
 			       ro->rkey), 0);
 	ok &= expect_cqe("A send CQE (UC: the requester sees success)", a.scq,
 			 0x1711, IBV_WC_SUCCESS, IBV_WC_RDMA_WRITE,
@@ -2429,7 +1903,7 @@ static void case_rx_errors(struct dev *da, struct dev *db)
 		ret = post_send1(&a, IBV_WR_SEND, 0x1712, SRC_OFF, 8,
 				 IBV_SEND_SIGNALED, 0, 0);
 	if (ret) {
-		diag("posting the SEND behind the WRITE: %s", strerror(ret));
+		vu_diag("posting the SEND behind the WRITE: %s", strerror(ret));
 		ok = false;
 	}
 	ok &= expect_cqe("A send CQE of the SEND", a.scq, 0x1712,
@@ -2440,22 +1914,23 @@ static void case_rx_errors(struct dev *da, struct dev *db)
 				      "WRITE", b.rcq, 0x712, IBV_WC_SUCCESS,
 				      IBV_WC_RECV, b.qp->qp_num, 8);
 
-		ok2 &= cq_stays_empty(b.rcq, SHORT_MS, "B receive CQ");
-		ok2 &= cq_stays_empty(b.scq, 0, "B send CQ");
-		report(ok && ok2, "rx errors: RDMA WRITE to an MR without "
-		       "REMOTE_WRITE: no completion on the receiver");
-		ok2 = eq_state("B", query_state(b.qp), IBV_QPS_RTS);
-		report(ok && ok2, "rx errors: after the dropped WRITE the "
-		       "receiver's QP is still RTS and receives the next "
-		       "SEND");
+		ok2 &= vu_cq_stays_empty(b.rcq, SHORT_MS, "B receive CQ");
+		ok2 &= vu_cq_stays_empty(b.scq, 0, "B send CQ");
+		vu_report(ok && ok2, "rx errors: RDMA WRITE to an MR without "
+			  "REMOTE_WRITE: no completion on the receiver");
+		ok2 = eq_state("B", vu_qp_state(b.qp), IBV_QPS_RTS);
+		vu_report(ok && ok2, "rx errors: after the dropped WRITE the "
+			  "receiver's QP is still RTS and receives the next "
+			  "SEND");
 	}
-	ok = poison_ok("MR without REMOTE_WRITE", b.buf + AUX_OFF, 4096);
-	report(ok, "rx errors: RDMA WRITE to an MR without REMOTE_WRITE: "
-	       "nothing written");
+	ok = vu_bytes_all("MR without REMOTE_WRITE", b.mem.p + AUX_OFF,
+			  POISON, 4096, 0);
+	vu_report(ok, "rx errors: RDMA WRITE to an MR without REMOTE_WRITE: "
+		  "nothing written");
 
-	nap_us(100 * 1000);
+	vu_nap_us(100 * 1000);
 	for (i = 0; i < 2; i++)
-		after[i] = read_counter(db->name, cnt_names[i]);
+		after[i] = vu_read_counter(db->name, cnt_names[i]);
 	ok = before[0] >= 0 && before[1] >= 0 && after[0] >= 0 &&
 	     after[1] >= 0;
 	if (ok) {
@@ -2464,37 +1939,35 @@ static void case_rx_errors(struct dev *da, struct dev *db)
 		printf("# info: %s: drop_access +%lld, drop_bad_rkey +%lld\n",
 		       db->name, d0, d1);
 		if (d0 + d1 != 1) {
-			diag("drop_access %lld -> %lld, drop_bad_rkey %lld -> "
-			     "%lld: together +%lld, expected +1", before[0],
-			     after[0], before[1], after[1], d0 + d1);
+			vu_diag("drop_access %lld -> %lld, drop_bad_rkey %lld "
+				"-> %lld: together +%lld, expected +1",
+				before[0], after[0], before[1], after[1],
+				d0 + d1);
 			ok = false;
 		}
 	}
-	report(ok, "rx errors: RDMA WRITE to an MR without REMOTE_WRITE: "
-	       "drop_access + drop_bad_rkey of %s increase by exactly 1",
-	       db->name);
+	vu_report(ok, "rx errors: RDMA WRITE to an MR without REMOTE_WRITE: "
+		  "drop_access + drop_bad_rkey of %s increase by exactly 1",
+		  db->name);
 out:
 	if (ro)
 		ibv_dereg_mr(ro);
-	ep_close(&a);
-	ep_close(&b);
+	fx_teardown(&a, &b);
 }
 
 /* ---- main ---------------------------------------------------------------- */
 
 int main(int argc, char **argv)
 {
-	struct dev a = { .label = 'A' }, b = { .label = 'B' };
 	struct ibv_device **list = NULL;
+	struct vu_dev a, b;
 	int ndev = 0, ret;
-	double t0 = now();
+	double t0 = vu_now();
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	parse_args(argc, argv);
-	a.name = opt.dev_a;
-	a.gid_idx = opt.gid_a;
-	b.name = opt.dev_b;
-	b.gid_idx = opt.gid_b;
+	a = opt.a;
+	b = opt.b;
 
 	printf("KTAP version 1\n");
 	printf("# verbs_test: verbs semantics, A=%s B=%s\n", a.name, b.name);
@@ -2504,21 +1977,25 @@ int main(int argc, char **argv)
 		fprintf(stderr, "verbs_test: ibv_get_device_list: %s (is "
 			"ib_uverbs loaded?)\n", strerror(errno));
 		printf("1..0 # SKIP no RDMA devices\n");
-		return EXIT_SKIP;
+		return VU_EXIT_SKIP;
 	}
-	ret = open_dev(&a, list, ndev);
-	if (!ret)
-		ret = open_dev(&b, list, ndev);
+	ret = vu_dev_open(&a, list, ndev);
+	if (ret == VU_EXIT_SKIP)
+		printf("1..0 # SKIP device %s not found\n", a.name);
+	if (!ret) {
+		ret = vu_dev_open(&b, list, ndev);
+		if (ret == VU_EXIT_SKIP)
+			printf("1..0 # SKIP device %s not found\n", b.name);
+	}
 	if (ret) {
-		if (ret != EXIT_SKIP)
+		if (ret != VU_EXIT_SKIP)
 			ret = 1;
 		goto out;
 	}
-	g_mtu = a.port.active_mtu < b.port.active_mtu ? a.port.active_mtu :
-		b.port.active_mtu;
-	printf("# A: %s port %d GID[%d] %s (netdev %s)\n", a.name, PORT,
+	g_mtu = vu_path_mtu(&a, &b);
+	printf("# A: %s port %d GID[%d] %s (netdev %s)\n", a.name, VU_PORT,
 	       a.gid_idx, a.gid_str, a.ndev);
-	printf("# B: %s port %d GID[%d] %s (netdev %s)\n", b.name, PORT,
+	printf("# B: %s port %d GID[%d] %s (netdev %s)\n", b.name, VU_PORT,
 	       b.gid_idx, b.gid_str, b.ndev);
 	printf("# path MTU %d\n", 128 << g_mtu);
 
@@ -2537,13 +2014,10 @@ int main(int argc, char **argv)
 	if (opt.run[7])
 		case_rx_errors(&a, &b);
 
-	printf("1..%u\n", t_num);
-	printf("# %u passed, %u failed, %.1f s\n", t_num - t_fail, t_fail,
-	       now() - t0);
-	ret = t_fail ? 1 : 0;
+	ret = vu_ktap_finish(t0);
 out:
-	close_dev(&a);
-	close_dev(&b);
+	vu_dev_close(&a);
+	vu_dev_close(&b);
 	ibv_free_device_list(list);
 	return ret;
 }
