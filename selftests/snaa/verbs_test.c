@@ -141,7 +141,7 @@ static bool failed_with(const char *what, const void *obj, int err, int want)
 
 /* ---- options ------------------------------------------------------------- */
 
-#define NCASES 7
+#define NCASES 8
 
 static struct {
 	struct vu_dev a, b;		/* --dev-a, --gid-a, --ipv6, ... */
@@ -156,14 +156,14 @@ static void usage(FILE *f)
 "\n"
 "Check verbs semantics of a UC RoCE device: object and argument checks,\n"
 "the QP state machine and ibv_query_qp, post errors, flushing, completion\n"
-"events, inline data and receive-side errors.  QPs on device A are\n"
+"events, inline data, receive-side errors and address handles.  QPs on device A are\n"
 "connected with QPs on device B (port 1, RoCE v2, no CM); A and B may be\n"
 "the same device (loopback).  Output is KTAP.\n"
 "\n"
 VU_PAIR_USAGE
 "  --cases LIST          comma-separated case numbers to run (default: all):\n"
 "                        1 objects, 2 states, 3 posting, 4 flush, 5 events,\n"
-"                        6 inline, 7 receive errors\n"
+"                        6 inline, 7 receive errors, 8 address handles\n"
 "  --help                show this help\n"
 "\n"
 "Exit status: 0 all checks passed, 1 a check or the setup failed, 2 usage\n"
@@ -1957,6 +1957,90 @@ out:
 
 /* ---- main ---------------------------------------------------------------- */
 
+/* ---- case 8: address handles --------------------------------------------- */
+
+/* ibv_create_ah(attr) must fail with errno want. */
+static void refuse_ah(struct vu_dev *d, struct ibv_ah_attr *attr, int want,
+		      const char *name)
+{
+	struct ibv_ah *ah;
+	int err;
+
+	errno = 0;
+	ah = ibv_create_ah(d->pd, attr);
+	err = errno;
+	vu_report(failed_with("ibv_create_ah", ah, err, want), "ah: %s", name);
+	if (ah)
+		ibv_destroy_ah(ah);
+}
+
+static void case_ah(struct vu_dev *da, struct vu_dev *db)
+{
+	bool v4 = IN6_IS_ADDR_V4MAPPED((struct in6_addr *)da->gid.raw);
+	struct ibv_ah_attr attr;
+	struct ibv_ah *ah[3] = { NULL, NULL, NULL };
+	union ibv_gid gid;
+	bool ok = true;
+	int i, ret;
+
+	printf("# case 8: address handles (A %s -> B %s)\n", da->name,
+	       db->name);
+	vu_fill_av(&attr, da->gid_idx, &db->gid);
+	attr.grh.flow_label = 0x12345;
+	attr.grh.traffic_class = 0x28;
+	for (i = 0; i < 3; i++) {
+		errno = 0;
+		ah[i] = ibv_create_ah(da->pd, &attr);
+		if (!ah[i]) {
+			vu_diag("ibv_create_ah #%d: %s", i, strerror(errno));
+			ok = false;
+		} else {
+			ok &= eq("ah->pd is the PD", ah[i]->pd == da->pd, 1);
+		}
+	}
+	vu_report(ok, "ah: three ibv_create_ah from GID[%d] of A to B's GID "
+		  "(flow label, traffic class set) succeed", da->gid_idx);
+
+	/* Only with the AHs in place: a success would free the PD. */
+	ret = ok ? ibv_dealloc_pd(da->pd) : -1;
+	vu_report(eq_ret("ibv_dealloc_pd with AHs", ret, EBUSY),
+		  "ah: ibv_dealloc_pd of a PD with AHs fails with EBUSY");
+
+	ok = true;
+	for (i = 0; i < 3; i++)
+		if (ah[i])
+			ok &= eq_ret("ibv_destroy_ah", ibv_destroy_ah(ah[i]), 0);
+	vu_report(ok, "ah: ibv_destroy_ah of each returns 0");
+
+	attr.is_global = 0;
+	refuse_ah(da, &attr, EINVAL, "no GRH (RoCE needs one): EINVAL");
+
+	vu_fill_av(&attr, da->gid_idx, &db->gid);
+	attr.grh.sgid_index = 255;
+	refuse_ah(da, &attr, EINVAL, "source GID index 255, beyond the "
+		  "table: EINVAL");
+
+	vu_fill_av(&attr, da->gid_idx, &db->gid);
+	attr.port_num = 2;
+	refuse_ah(da, &attr, EINVAL, "port 2 (the device has one): EINVAL");
+
+	/* A multicast destination of the source's family. */
+	memset(&gid, 0, sizeof(gid));
+	if (v4) {
+		gid.raw[10] = 0xff;
+		gid.raw[11] = 0xff;
+		gid.raw[12] = 224;
+	} else {
+		gid.raw[0] = 0xff;
+		gid.raw[1] = 0x0e;
+	}
+	gid.raw[15] = 1;
+	vu_fill_av(&attr, da->gid_idx, &gid);
+	refuse_ah(da, &attr, EINVAL, v4 ? "to multicast ::ffff:224.0.0.1 "
+		  "(snaa has no multicast): EINVAL" : "to multicast ff0e::1 "
+		  "(snaa has no multicast): EINVAL");
+}
+
 int main(int argc, char **argv)
 {
 	struct ibv_device **list = NULL;
@@ -2013,6 +2097,8 @@ int main(int argc, char **argv)
 		case_inline(&a, &b);
 	if (opt.run[7])
 		case_rx_errors(&a, &b);
+	if (opt.run[8])
+		case_ah(&a, &b);
 
 	ret = vu_ktap_finish(t0);
 out:

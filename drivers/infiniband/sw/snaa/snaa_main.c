@@ -83,6 +83,7 @@ static const struct ib_device_ops snaa_dev_ops = {
 	.create_ah = snaa_create_ah,
 	.create_cq = snaa_create_cq,
 	.create_qp = snaa_create_qp,
+	.create_user_ah = snaa_create_ah,
 	.dealloc_driver = snaa_dealloc_driver,
 	.dealloc_pd = snaa_dealloc_pd,
 	.dealloc_ucontext = snaa_dealloc_ucontext,
