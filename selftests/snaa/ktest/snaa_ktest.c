@@ -655,6 +655,21 @@ static void kt_softirq(struct kt_ep *a, struct kt_ep *b)
 	kt_result(ok, "ib_alloc_cq(IB_POLL_SOFTIRQ): 3 rounds of SEND_WITH_IMM, each completion handler called with the exact CQE (CQ armed and re-armed)");
 }
 
+/* rdma_create_ah from @a's GID to @dgid must fail with -EINVAL. */
+static void kt_refuse_ah(struct kt_ep *a, struct rdma_ah_attr *attr,
+			 union ib_gid *dgid, const char *what)
+{
+	struct ib_ah *ah;
+
+	rdma_ah_set_grh(attr, dgid, 0, a->sgid_index, 64, 0);
+	ah = rdma_create_ah(a->pd, attr, RDMA_CREATE_AH_SLEEPABLE);
+	kt_result(PTR_ERR_OR_ZERO(ah) == -EINVAL,
+		  "rdma_create_ah %s: -EINVAL (got %d)", what,
+		  (int)PTR_ERR_OR_ZERO(ah));
+	if (!IS_ERR(ah))
+		rdma_destroy_ah(ah, RDMA_DESTROY_AH_SLEEPABLE);
+}
+
 /*
  * Address handles: created and destroyed in atomic context (no
  * RDMA_CREATE_AH_SLEEPABLE), query returns the path; paths snaa cannot
@@ -702,28 +717,16 @@ static void kt_ah(struct kt_ep *a, struct kt_ep *b)
 	gid.raw[11] = 0xff;
 	gid.raw[12] = 224;
 	gid.raw[15] = 1;
-	rdma_ah_set_grh(&attr, &gid, 0, a->sgid_index, 64, 0);
-	ah = rdma_create_ah(a->pd, &attr, RDMA_CREATE_AH_SLEEPABLE);
-	kt_result(PTR_ERR_OR_ZERO(ah) == -EINVAL,
-		  "rdma_create_ah to a multicast GID: -EINVAL (got %d)",
-		  (int)PTR_ERR_OR_ZERO(ah));
-	if (!IS_ERR(ah))
-		rdma_destroy_ah(ah, RDMA_DESTROY_AH_SLEEPABLE);
+	kt_refuse_ah(a, &attr, &gid, "to a multicast GID");
 
-	/* An IPv6 destination from an IPv4 source GID. */
+	/* An IPv6 destination (2001:db8::2) from an IPv4 source GID. */
 	memset(&gid, 0, sizeof(gid));
 	gid.raw[0] = 0x20;
 	gid.raw[1] = 0x01;
 	gid.raw[2] = 0x0d;
 	gid.raw[3] = 0xb8;
 	gid.raw[15] = 2;
-	rdma_ah_set_grh(&attr, &gid, 0, a->sgid_index, 64, 0);
-	ah = rdma_create_ah(a->pd, &attr, RDMA_CREATE_AH_SLEEPABLE);
-	kt_result(PTR_ERR_OR_ZERO(ah) == -EINVAL,
-		  "rdma_create_ah from an IPv4 GID to an IPv6 GID: -EINVAL (got %d)",
-		  (int)PTR_ERR_OR_ZERO(ah));
-	if (!IS_ERR(ah))
-		rdma_destroy_ah(ah, RDMA_DESTROY_AH_SLEEPABLE);
+	kt_refuse_ah(a, &attr, &gid, "from an IPv4 GID to an IPv6 GID");
 }
 
 /* Open both ends, connect them, run @fn, close. */
