@@ -672,10 +672,23 @@ struct sk_buff *snaa_skb_alloc(struct snaa_dev *sdev, struct snaa_av *av,
 {
 	struct net_device *ndev = sdev->ndev;
 	unsigned int head = LL_RESERVED_SPACE(ndev) + snaa_ip_udp_len(av);
-	struct sk_buff *skb;
+	unsigned int size = head + len + SNAA_ICRC_BYTES;
+	struct sk_buff *skb = NULL;
 
 	might_sleep();
-	skb = alloc_skb(head + len + SNAA_ICRC_BYTES, GFP_KERNEL);
+	/*
+	 * Packets that fit come from the per-CPU page fragment cache, whose
+	 * pages are recycled without being cleared again, where kmalloc()ed
+	 * data is zeroed on every allocation under init_on_alloc (Debian's
+	 * default): for small messages that is a good part of the send
+	 * cost.  The cache does not sleep and may fail; kmalloc() is the
+	 * fallback.
+	 */
+	if (size <= SKB_WITH_OVERHEAD(PAGE_SIZE) - NET_SKB_PAD)
+		skb = __netdev_alloc_skb(ndev, size, GFP_ATOMIC | __GFP_NOWARN |
+						     __GFP_NOMEMALLOC);
+	if (!skb)
+		skb = alloc_skb(size, GFP_KERNEL);
 	if (!skb)
 		return NULL;
 	skb_reserve(skb, head);
