@@ -528,12 +528,15 @@ struct layout {
 static uint8_t *expect;			/* the message, as it must arrive */
 static bool info_done[2][OP_NUM];
 
-static bool check_send_cqe(const struct ibv_wc *wc, const struct side *tx,
-			   enum ibv_wc_opcode opcode, uint64_t wr_id,
-			   const char *what)
+/*
+ * The fields every CQE of a test has: status SUCCESS, wr_id (@hint
+ * follows the diagnostic), qp_num and, for a success, opcode.
+ */
+static bool check_cqe_common(const struct ibv_wc *wc, uint32_t qp_num,
+			     enum ibv_wc_opcode opcode, uint64_t wr_id,
+			     const char *hint, const char *what)
 {
 	bool ok = true;
-	char s[256];
 
 	if (wc->status != IBV_WC_SUCCESS) {
 		vu_diag("%s: status %s (%d), expected SUCCESS, vendor_err 0x%x",
@@ -542,8 +545,13 @@ static bool check_send_cqe(const struct ibv_wc *wc, const struct side *tx,
 		ok = false;
 	}
 	if (wc->wr_id != wr_id) {
-		vu_diag("%s: wr_id 0x%" PRIx64 ", expected 0x%" PRIx64, what,
-			wc->wr_id, wr_id);
+		vu_diag("%s: wr_id 0x%" PRIx64 ", expected 0x%" PRIx64 "%s",
+			what, wc->wr_id, wr_id, hint);
+		ok = false;
+	}
+	if (wc->qp_num != qp_num) {
+		vu_diag("%s: qp_num 0x%x, expected 0x%x", what, wc->qp_num,
+			qp_num);
 		ok = false;
 	}
 	/* opcode is only defined for successful completions */
@@ -553,15 +561,27 @@ static bool check_send_cqe(const struct ibv_wc *wc, const struct side *tx,
 			vu_wc_opcode_str(opcode), opcode);
 		ok = false;
 	}
-	if (wc->qp_num != tx->qp->qp_num) {
-		vu_diag("%s: qp_num 0x%x, expected 0x%x", what, wc->qp_num,
-			tx->qp->qp_num);
-		ok = false;
-	}
-	if (!ok) {
-		vu_wc_str(wc, s, sizeof(s));
-		vu_diag("  %s", s);
-	}
+	return ok;
+}
+
+/* The whole completion, after a failed check. */
+static void diag_wc(const struct ibv_wc *wc)
+{
+	char s[256];
+
+	vu_wc_str(wc, s, sizeof(s));
+	vu_diag("  %s", s);
+}
+
+static bool check_send_cqe(const struct ibv_wc *wc, const struct side *tx,
+			   enum ibv_wc_opcode opcode, uint64_t wr_id,
+			   const char *what)
+{
+	bool ok = check_cqe_common(wc, tx->qp->qp_num, opcode, wr_id, "",
+				   what);
+
+	if (!ok)
+		diag_wc(wc);
 	return ok;
 }
 
@@ -573,33 +593,12 @@ static bool check_recv_cqe(const struct ibv_wc *wc, const struct side *rx,
 	/* The quirk is rdma_rxe's: it applies when rxe is the receiver. */
 	bool quirk = opt.rxe_src_qp_quirk && !strncmp(rx->d.name, "rxe", 3);
 	uint32_t want_src = quirk ? 0 : tx->qp->qp_num;
-	bool ok = true;
-	char s[256];
+	bool ok;
 
-	if (wc->status != IBV_WC_SUCCESS) {
-		vu_diag("%s: status %s (%d), expected SUCCESS, vendor_err 0x%x",
-			what, ibv_wc_status_str(wc->status), wc->status,
-			wc->vendor_err);
-		ok = false;
-	}
-	if (wc->wr_id != wr_id) {
-		vu_diag("%s: wr_id 0x%" PRIx64 ", expected 0x%" PRIx64 " (not "
-			"the receive WR posted for this message)", what,
-			wc->wr_id, wr_id);
-		ok = false;
-	}
-	if (wc->qp_num != rx->qp->qp_num) {
-		vu_diag("%s: qp_num 0x%x, expected 0x%x", what, wc->qp_num,
-			rx->qp->qp_num);
-		ok = false;
-	}
+	ok = check_cqe_common(wc, rx->qp->qp_num, opcode, wr_id,
+			      " (not the receive WR posted for this message)",
+			      what);
 	if (wc->status == IBV_WC_SUCCESS) {
-		if (wc->opcode != opcode) {
-			vu_diag("%s: opcode %s (%d), expected %s (%d)", what,
-				vu_wc_opcode_str(wc->opcode), wc->opcode,
-				vu_wc_opcode_str(opcode), opcode);
-			ok = false;
-		}
 		if (wc->byte_len != byte_len) {
 			vu_diag("%s: byte_len %u, expected %u (the message "
 				"length)", what, wc->byte_len, byte_len);
@@ -633,10 +632,8 @@ static bool check_recv_cqe(const struct ibv_wc *wc, const struct side *rx,
 			ok = false;
 		}
 	}
-	if (!ok) {
-		vu_wc_str(wc, s, sizeof(s));
-		vu_diag("  %s", s);
-	}
+	if (!ok)
+		diag_wc(wc);
 	return ok;
 }
 

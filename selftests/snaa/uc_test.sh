@@ -99,6 +99,18 @@ uc_has_gid() {
 	ibv_devinfo -v -d "$1" 2>/dev/null | grep -q "[[:space:]]$2, RoCE v2\$"
 }
 
+# uc_wait_gids CLEANUP DEV_A DEV_B: wait until DEV_A has the GIDs of
+# 198.18.0.1 and 2001:2::1 and DEV_B those of 198.18.0.2 and 2001:2::2;
+# if one does not appear, run CLEANUP and skip.
+uc_wait_gids() {
+	for g in "$2 ::ffff:198.18.0.1" "$3 ::ffff:198.18.0.2" \
+		 "$2 2001:2::1" "$3 2001:2::2"; do
+		# shellcheck disable=SC2086 # split "DEV GID"
+		wait_for 10 uc_has_gid $g ||
+			{ "$1"; snaa_skip "no GID ${g#* } on ${g%% *}"; }
+	done
+}
+
 # uc_veth_pair: veth0/veth1 in the init namespace, both addresses local
 # (see the top of this file for the routing tricks).
 uc_veth_pair() {
@@ -155,12 +167,7 @@ setup_rxe() {
 		cleanup_rxe
 		snaa_skip "rdma link add ... type rxe failed"
 	fi
-	for g in "rxe0 ::ffff:198.18.0.1" "rxe1 ::ffff:198.18.0.2" \
-		 "rxe0 2001:2::1" "rxe1 2001:2::2"; do
-		# shellcheck disable=SC2086 # split "DEV GID"
-		wait_for 10 uc_has_gid $g ||
-			{ cleanup_rxe; snaa_skip "no GID ${g#* } on ${g%% *}"; }
-	done
+	uc_wait_gids cleanup_rxe rxe0 rxe1
 	DEV_A=rxe0
 	DEV_B=rxe1
 	# shellcheck disable=SC2034 # used by uc_perftest.sh
@@ -203,12 +210,7 @@ setup_snaa() {
 	ip netns exec snaa-a rdma link add snaa0 type snaa netdev veth0 &&
 	ip netns exec snaa-b rdma link add snaa1 type snaa netdev veth1 ||
 		{ cleanup_snaa; snaa_skip "snaa setup failed"; }
-	for g in "snaa0 ::ffff:198.18.0.1" "snaa1 ::ffff:198.18.0.2" \
-		 "snaa0 2001:2::1" "snaa1 2001:2::2"; do
-		# shellcheck disable=SC2086 # split "DEV GID"
-		wait_for 10 uc_has_gid $g ||
-			{ cleanup_snaa; snaa_skip "no GID ${g#* } on ${g%% *}"; }
-	done
+	uc_wait_gids cleanup_snaa snaa0 snaa1
 	DEV_A=snaa0
 	DEV_B=snaa1
 	# shellcheck disable=SC2034 # used by uc_perftest.sh
@@ -239,12 +241,7 @@ setup_interop() {
 	rdma link add rxe0 type rxe netdev veth0 &&
 	ip netns exec snaa-b rdma link add snaa1 type snaa netdev veth1 ||
 		{ cleanup_interop; snaa_skip "interop setup failed"; }
-	for g in "rxe0 ::ffff:198.18.0.1" "snaa1 ::ffff:198.18.0.2" \
-		 "rxe0 2001:2::1" "snaa1 2001:2::2"; do
-		# shellcheck disable=SC2086 # split "DEV GID"
-		wait_for 10 uc_has_gid $g ||
-			{ cleanup_interop; snaa_skip "no GID ${g#* } on ${g%% *}"; }
-	done
+	uc_wait_gids cleanup_interop rxe0 snaa1
 	DEV_A=rxe0
 	DEV_B=snaa1
 	# shellcheck disable=SC2034 # used by uc_perftest.sh
