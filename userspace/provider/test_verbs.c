@@ -37,6 +37,7 @@
 #include "snaa_pabi.h"
 
 #include "test_ktap.h"
+#include "test_vlog.h"
 
 #define NUM_TESTS	42
 
@@ -157,30 +158,6 @@ int ibv_cmd_get_context(struct verbs_context *vctx,
 		drv->dev_id = 3;
 	}
 	return 0;
-}
-
-static struct {
-	int calls;
-	char msg[512];
-} klog;
-
-void __verbs_log(struct verbs_context *ctx, uint32_t level,
-		 const char *fmt, ...)
-{
-	va_list ap;
-
-	(void)ctx;
-	(void)level;
-	klog.calls++;
-	va_start(ap, fmt);
-	vsnprintf(klog.msg, sizeof(klog.msg), fmt, ap);
-	va_end(ap);
-	klog.msg[strcspn(klog.msg, "\n")] = 0;
-}
-
-static void log_reset(void)
-{
-	memset(&klog, 0, sizeof(klog));
 }
 
 /* What the last helper call saw, and what the next one should do. */
