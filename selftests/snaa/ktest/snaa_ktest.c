@@ -131,14 +131,14 @@ static int kt_ep_open(struct kt_ep *ep, const char *name, const char *addr,
 	}
 	err = kt_find_gid(ep, addr);
 	if (err)
-		goto err;
+		return err;
 
 	ep->pd = ib_alloc_pd(ep->dev, pd_flags);
 	if (IS_ERR(ep->pd)) {
 		err = PTR_ERR(ep->pd);
 		ep->pd = NULL;
 		kt_diag("ib_alloc_pd: %d", err);
-		goto err;
+		return err;
 	}
 	if (softirq) {
 		ep->scq = ib_alloc_cq(ep->dev, ep, KT_CQE, 0, IB_POLL_SOFTIRQ);
@@ -156,7 +156,7 @@ static int kt_ep_open(struct kt_ep *ep, const char *name, const char *addr,
 		if (IS_ERR(ep->scq))
 			ep->scq = NULL;
 		kt_diag("CQ creation: %d", err);
-		goto err;
+		return err;
 	}
 	init.send_cq = ep->scq;
 	init.recv_cq = ep->rcq;
@@ -165,27 +165,21 @@ static int kt_ep_open(struct kt_ep *ep, const char *name, const char *addr,
 		err = PTR_ERR(ep->qp);
 		ep->qp = NULL;
 		kt_diag("ib_create_qp: %d", err);
-		goto err;
+		return err;
 	}
 	ep->cap = init.cap;
 
 	ep->buf = kmalloc(KT_BUF, GFP_KERNEL);
-	if (!ep->buf) {
-		err = -ENOMEM;
-		goto err;
-	}
+	if (!ep->buf)
+		return -ENOMEM;
 	ep->dma = ib_dma_map_single(ep->dev, ep->buf, KT_BUF,
 				    DMA_BIDIRECTIONAL);
 	if (ib_dma_mapping_error(ep->dev, ep->dma)) {
 		kfree(ep->buf);
 		ep->buf = NULL;
-		err = -ENOMEM;
-		goto err;
+		return -ENOMEM;
 	}
 	return 0;
-
-err:
-	return err;
 }
 
 static void kt_destroy_cq(struct ib_cq *cq)
@@ -764,18 +758,13 @@ static void kt_single(const char *what, void (*fn)(struct kt_ep *a))
 	kt_ep_close(&a);
 }
 
-static void kt_ah_pair(struct kt_ep *a, struct kt_ep *b)
-{
-	kt_ah(a, b);
-}
-
 static int __init snaa_ktest_init(void)
 {
 	pr_info("KTAP version 1\n");
 	kt_pair("polled CQs", false, kt_datapath);
 	kt_pair("softirq CQs", true, kt_softirq);
 	kt_single("posting", kt_posting);
-	kt_pair("address handles", false, kt_ah_pair);
+	kt_pair("address handles", false, kt_ah);
 	pr_info("1..%d\n", kt_num);
 	pr_info("# %d passed, %d failed\n", kt_num - kt_failed, kt_failed);
 	return kt_failed ? -EINVAL : 0;
