@@ -23,6 +23,8 @@
 #  |   T1 uc_target: UC QP, MR 64 KiB, 4 receive WRs, MTU 256    |
 #  |   T2 uc_target: UC QP, MR 64 KiB, no receive WR (later 2)   |
 #  |   T3 uc_target: UC QP without REMOTE_WRITE access           |
+#  |   T4 uc_target: UC QP, MTU 256, one 512-byte receive WR     |
+#  |   veth1 also has 198.18.0.3, which is no QP's address        |
 #  +-------------------------------------------------------------+
 #
 # T1 MR layout: malformed writes aim at offsets below 0x8000 (must stay
@@ -48,6 +50,8 @@ NS=snaa-m
 DEV=snaa1
 ADDR0=198.18.0.1
 ADDR1=198.18.0.2
+ADDR_OTHER=198.18.0.3	# on veth1 too, but in no QP's path
+ADDR_SPOOF=198.18.0.9	# on no interface: a forged source
 CNT_DIR=/sys/class/infiniband/$DEV/ports/1/hw_counters
 
 case ${1:-} in
@@ -79,16 +83,17 @@ snaa_build UC_TARGET uc_target
 T1_PID=
 T2_PID=
 T3_PID=
+T4_PID=
 
 mf_cleanup() {
 	trap - EXIT INT TERM
-	for p in $T1_PID $T2_PID $T3_PID; do
+	for p in $T1_PID $T2_PID $T3_PID $T4_PID; do
 		kill "$p" 2>/dev/null
 	done
-	for p in $T1_PID $T2_PID $T3_PID; do
+	for p in $T1_PID $T2_PID $T3_PID $T4_PID; do
 		wait "$p" 2>/dev/null
 	done
-	exec 3>&- 4>&- 5>&-
+	exec 3>&- 4>&- 5>&- 6>&-
 	ip netns exec "$NS" rdma link delete "$DEV" 2>/dev/null
 	ip netns del "$NS" 2>/dev/null
 	ip link del veth0 2>/dev/null
@@ -116,11 +121,14 @@ mf_setup() {
 	ip addr add "$ADDR0/24" dev veth0 &&
 	ip link set veth0 up &&
 	ip -n "$NS" addr add "$ADDR1/24" dev veth1 &&
+	ip -n "$NS" addr add "$ADDR_OTHER/24" dev veth1 &&
 	ip -n "$NS" link set veth1 up &&
 	ip -n "$NS" link set lo up || return 1
 	MAC0=$(cat /sys/class/net/veth0/address) &&
 	MAC1=$(ip netns exec "$NS" cat /sys/class/net/veth1/address) || return 1
 	ip neigh replace "$ADDR1" lladdr "$MAC1" dev veth0 nud permanent &&
+	ip neigh replace "$ADDR_OTHER" lladdr "$MAC1" dev veth0 \
+		nud permanent &&
 	ip -n "$NS" neigh replace "$ADDR0" lladdr "$MAC0" dev veth1 \
 		nud permanent || return 1
 	ip netns exec "$NS" rdma link add "$DEV" type snaa netdev veth1 ||
@@ -142,6 +150,7 @@ tgt_fd() {
 	T1) echo 3 ;;
 	T2) echo 4 ;;
 	T3) echo 5 ;;
+	T4) echo 6 ;;
 	esac
 }
 
@@ -158,6 +167,7 @@ tgt_start() {
 	T1) exec 3>"$MF_TMP/$t.in" ;;
 	T2) exec 4>"$MF_TMP/$t.in" ;;
 	T3) exec 5>"$MF_TMP/$t.in" ;;
+	T4) exec 6>"$MF_TMP/$t.in" ;;
 	esac
 	if ! wait_for 30 grep -q '^qpn=' "$MF_TMP/$t.out"; then
 		echo "# $t did not start:"
@@ -326,10 +336,13 @@ tgt_start T2 --mtu 1024 --recv 0 --recv-len 64 --psn 0 ||
 	{ ktap_fail "start uc_target T2"; ktap_finish; }
 tgt_start T3 --mtu 1024 --recv 0 --qp-no-remote-write ||
 	{ ktap_fail "start uc_target T3"; ktap_finish; }
-ktap_ok "three uc_target QPs in RTR on $DEV"
+tgt_start T4 --mtu 256 --recv 1 --recv-len 512 --psn 0x300 ||
+	{ ktap_fail "start uc_target T4"; ktap_finish; }
+ktap_ok "four uc_target QPs in RTR on $DEV"
 echo "# T1: $T1_INFO"
 echo "# T2: $T2_INFO"
 echo "# T3: $T3_INFO"
+echo "# T4: $T4_INFO"
 
 Q1=$(field qpn "$T1_INFO")
 R1=$(field rkey "$T1_INFO")
@@ -342,11 +355,27 @@ Q2=$(field qpn "$T2_INFO")
 R2=$(field rkey "$T2_INFO")
 V2=$(field va "$T2_INFO")
 Q3=$(field qpn "$T3_INFO")
+Q4=$(field qpn "$T4_INFO")
 R3=$(field rkey "$T3_INFO")
 V3=$(field va "$T3_INFO")
 
+# Packets leave with DF set: a path MTU veth1 (MTU 1500, so RoCE MTU
+# 1024) cannot carry is refused at INIT->RTR, not accepted and lost later.
+for m in 2048 4096; do
+	out=$(ip netns exec "$NS" "$UC_TARGET" --dev "$DEV" --dgid "$ADDR0" \
+		--mtu "$m" --recv 0 </dev/null 2>&1)
+	rc=$?
+	if [ "$rc" != 0 ] &&
+	   printf '%s\n' "$out" | grep -q 'INIT->RTR: Invalid argument'; then
+		ktap_ok "path MTU $m on a 1500-byte netdev: INIT->RTR fails with EINVAL"
+	else
+		ktap_fail "path MTU $m on a 1500-byte netdev: INIT->RTR fails with EINVAL" \
+			"uc_target exit $rc:" "$out"
+	fi
+done
+
 # The fill patterns are intact before anything is sent.
-for t in T1 T2 T3; do
+for t in T1 T2 T3 T4; do
 	d=$(tgt_cmd "$t" digest)
 	check_match "$t memory holds the fill pattern before the test" "$d" \
 		'^mr len=[0-9]+ .* changed=0 '
@@ -409,6 +438,22 @@ t1 "multicast QPN on UC" \
 	"rx_packets=1 drop_bad_qpn=1" $W1 --qpn 0xffffff
 t1 "P_Key mismatch" \
 	"rx_packets=1 drop_bad_pkey=1" $W1 --pkey 0x1234
+
+
+# ---- IP addresses: a connected QP takes packets from its path only --------------
+# T1's path is ADDR1 -> ADDR0.  A dropped packet must leave the PSN state
+# alone: after a forged WRITE_FIRST, a WRITE_MIDDLE at the same PSN is a
+# MIDDLE without FIRST (drop_bad_sequence), not one after a gap
+# (drop_psn_gap, had the FIRST moved the expected PSN).
+t1 "forged source address $ADDR_SPOOF" \
+	"rx_packets=1 drop_bad_address=1" --opcode UC_RDMA_WRITE_FIRST \
+	--rkey "$R1" --va "$V1" --dma-len 512 --payload-len 256 \
+	--saddr "$ADDR_SPOOF"
+t1 "after the forged WRITE_FIRST: WRITE_MIDDLE is out of sequence, not after a PSN gap" \
+	"rx_packets=1 drop_bad_sequence=1" --opcode UC_RDMA_WRITE_MIDDLE \
+	--payload-len 256
+t1 "destination address $ADDR_OTHER: a local address, not the QP's" \
+	"rx_packets=1 drop_bad_address=1" $W1 --daddr "$ADDR_OTHER"
 
 # ---- opcodes and BTH fields --------------------------------------------------------
 
@@ -581,6 +626,40 @@ check_match "length error: nothing written into the receive buffer" \
 send "WRITE_ONLY to a QP in the error state" \
 	"rx_packets=1 drop_qp_state=1" $W2 --opcode UC_RDMA_WRITE_ONLY
 
+# ---- a receive WR held across ERR and RESET (T4) ---------------------------------------
+# A SEND_FIRST takes T4's only receive WR (wr_id 0) and leaves it held by
+# the responder; ERR flushes it.  After RESET -> RTR and one new receive
+# WR (wr_id 1), a SEND_ONLY must complete that one: the flushed WR is
+# gone for good.
+
+send "T4: SEND_FIRST of 256 bytes takes receive WR 0" "rx_packets=1" \
+	--qpn "$Q4" --psn 0x300 --opcode UC_SEND_FIRST --payload-len 256
+check_eq "T4: to ERR in the middle of the message" "$(tgt_cmd T4 error)" \
+	"state=ERR"
+T4_POLL=$(tgt_cmd T4 poll)
+check_match "T4: the held receive WR 0 is flushed" "$T4_POLL" \
+	'^cqe wr_id=0 status=5\('
+check_match "T4: one completion so far" "$T4_POLL" '^cqes=1$'
+check_eq "T4: RESET -> INIT -> RTR expecting PSN 0x400" \
+	"$(tgt_cmd T4 'reset 0x400')" "state=RTR"
+check_eq "T4: post receive WR 1" "$(tgt_cmd T4 'post 1')" "posted=1"
+send "T4: SEND_ONLY of 64 bytes after the reset" "rx_packets=1" \
+	--qpn "$Q4" --psn 0x400 --opcode UC_SEND_ONLY --payload-len 64
+tries=50
+while :; do
+	T4_POLL=$(tgt_cmd T4 poll)
+	printf '%s\n' "$T4_POLL" | grep -q '^cqes=2$' && break
+	tries=$((tries - 1))
+	[ "$tries" -gt 0 ] || break
+	sleep 0.1
+done
+printf '%s\n' "$T4_POLL" | sed 's/^/# T4 /'
+check_match "T4: the SEND completes receive WR 1, 64 bytes" "$T4_POLL" \
+	'^cqe wr_id=1 status=0\(success\) opcode=128\(recv\) byte_len=64 '
+check_match "T4: exactly two completions (no stale one for WR 0)" \
+	"$T4_POLL" '^cqes=2$'
+check_eq "T4: still in RTR" "$(tgt_cmd T4 state)" "state=RTR"
+
 # ---- control: a valid WRITE_ONLY must land (last on T1) ------------------------------------
 
 t1 "control: valid WRITE_ONLY of 64 bytes at MR offset 0xf000" accept \
@@ -616,6 +695,11 @@ check_match "T2: only the length error and its flush completed" "$T2_DUMP" \
 T3_DUMP=$(tgt_cmd T3 dump)
 check_match "T3 MR untouched" "$T3_DUMP" '^mr len=[0-9]+ .* changed=0 '
 check_match "T3: no completion" "$T3_DUMP" '^cqes=0$'
+
+T4_DUMP=$(tgt_cmd T4 dump)
+check_match "T4 receive buffer: 256 bytes in WR 0's slot, 64 in WR 1's" \
+	"$T4_DUMP" '^rbuf .* changed=320 first=0x0 last=0x23f$'
+check_match "T4 MR untouched" "$T4_DUMP" '^mr len=[0-9]+ .* changed=0 '
 
 warn=$(dmesg | tail -n +"$((DMESG_LINES + 1))" |
 	grep -E 'WARNING:|BUG:|Oops|Call Trace|UBSAN|KASAN|general protection')

@@ -23,6 +23,9 @@
  *   rread OFF LEN   the same for the receive buffer
  *   post N          post N more receive WRs ("posted=N")
  *   state           "state=RTR" (or another state), from ibv_query_qp
+ *   error           move the QP to ERR ("state=ERR")
+ *   reset PSN       move the QP ERR/RTR -> RESET -> INIT -> RTR with
+ *                   expected PSN PSN, posting no receive WR ("state=RTR")
  *   dump            digest, then poll, then exit 0
  *   quit            exit 0 (end of input too)
  *
@@ -78,6 +81,8 @@ static struct ibv_pd *pd;
 static struct ibv_mr *mr, *rmr;
 static struct ibv_cq *cq;
 static struct ibv_qp *qp;
+static int qp_gid_idx;			/* for "reset" */
+static union ibv_gid qp_dgid;
 static uint8_t *buf, *rbuf;
 static size_t rbuf_size;
 static unsigned int rslots, rnext;
@@ -382,6 +387,8 @@ static int setup(void)
 		return -1;
 	}
 
+	qp_gid_idx = gid_idx;
+	qp_dgid = dgid;
 	printf("qpn=0x%x rkey=0x%x va=0x%" PRIx64 " len=%zu psn=0x%06x mtu=%d "
 	       "recv=%u recv_len=%u rbuf_key=0x%x rbuf_va=0x%" PRIx64
 	       " gid_idx=%d\n", qp->qp_num, mr->rkey, (uint64_t)(uintptr_t)buf,
@@ -554,6 +561,27 @@ static int command(char *line)
 			printf("error ibv_query_qp: %s\n", strerror(ret));
 		else
 			printf("state=%s\n", vu_qp_state_str(a.qp_state));
+	} else if (!strcmp(line, "error")) {
+		int ret = vu_qp_modify_state(qp, IBV_QPS_ERR);
+
+		if (ret)
+			printf("error modify to ERR: %s\n", strerror(ret));
+		else
+			printf("state=%s\n", vu_qp_state_str(vu_qp_state(qp)));
+	} else if (!strcmp(line, "reset")) {
+		uint32_t psn = (uint32_t)strtoul(args, NULL, 0) & 0xffffff;
+		int ret = vu_qp_modify_state(qp, IBV_QPS_RESET);
+
+		if (!ret)
+			ret = vu_qp_init(qp, opt.qp_no_remote_write ? 0 :
+					 IBV_ACCESS_REMOTE_WRITE);
+		if (!ret)
+			ret = vu_qp_rtr(qp, qp_gid_idx, &qp_dgid, opt.dest_qpn,
+					vu_mtu_enum(opt.mtu), psn);
+		if (ret)
+			printf("error reset: %s\n", strerror(ret));
+		else
+			printf("state=%s\n", vu_qp_state_str(vu_qp_state(qp)));
 	} else if (!strcmp(line, "quit")) {
 		printf("end\n");
 		return 1;

@@ -48,7 +48,7 @@ vt_main() {
 		--dev-b "$DEV_B"
 	# Case 1 (objects) and 3 (posting) use device A alone: run above.
 	snaa_run 240 "$DEV_A loopback" "$VERBS_TEST" --dev-a "$DEV_A" \
-		--dev-b "$DEV_A" --cases 2,4,5,6,7,8
+		--dev-b "$DEV_A" --cases 2,4,5,6,7,8,9
 
 	echo "# ==== verbs.sh summary:$snaa_run_summary"
 	cleanup_snaa

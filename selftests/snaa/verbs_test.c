@@ -36,6 +36,15 @@
  *               WRITE to an MR without REMOTE_WRITE: dropped and counted
  *               (hw_counters drop_access/drop_bad_rkey), nothing written,
  *               no completion, the QP keeps working (UC responder)
+ *  8 AHs        address handles
+ *  9 hardening  QPNs and MR keys drawn at random (no two of 64 in a row
+ *               within 64 of each other, spread over > 2^20); a full CQ:
+ *               the completion that does not fit is lost, the CQ raises
+ *               IBV_EVENT_CQ_ERR, the QP IBV_EVENT_QP_FATAL and enters
+ *               ERR, hw_counters cqe_overflow moves; modify_qp is all or
+ *               nothing (a failed INIT->RTR leaves dest_qp_num alone) and
+ *               refuses a false IBV_QP_CUR_STATE (the path MTU bound is
+ *               malformed.sh's, on a netdev of MTU 1500)
  *
  * Cases that need two QPs connect one on A with one on B directly (no
  * CM, global AH from the peer's GID); every case uses QPs of its own.
@@ -52,6 +61,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <poll.h>
@@ -141,7 +151,7 @@ static bool failed_with(const char *what, const void *obj, int err, int want)
 
 /* ---- options ------------------------------------------------------------- */
 
-#define NCASES 8
+#define NCASES 9
 
 static struct {
 	struct vu_dev a, b;		/* --dev-a, --gid-a, --ipv6, ... */
@@ -156,14 +166,16 @@ static void usage(FILE *f)
 "\n"
 "Check verbs semantics of a UC RoCE device: object and argument checks,\n"
 "the QP state machine and ibv_query_qp, post errors, flushing, completion\n"
-"events, inline data, receive-side errors and address handles.  QPs on device A are\n"
+"events, inline data, receive-side errors, address handles and hardening.\n"
+"QPs on device A are\n"
 "connected with QPs on device B (port 1, RoCE v2, no CM); A and B may be\n"
 "the same device (loopback).  Output is KTAP.\n"
 "\n"
 VU_PAIR_USAGE
 "  --cases LIST          comma-separated case numbers to run (default: all):\n"
 "                        1 objects, 2 states, 3 posting, 4 flush, 5 events,\n"
-"                        6 inline, 7 receive errors, 8 address handles\n"
+"                        6 inline, 7 receive errors, 8 address handles,\n"
+"                        9 hardening\n"
 "  --help                show this help\n"
 "\n"
 "Exit status: 0 all checks passed, 1 a check or the setup failed, 2 usage\n"
@@ -210,9 +222,10 @@ static void parse_args(int argc, char **argv)
 struct qp_req {
 	uint32_t send_wr, recv_wr, send_sge, recv_sge, inline_data;
 	bool channel;			/* receive CQ on a comp. channel */
+	int rcq_depth;			/* receive CQ entries; 0: CQ_DEPTH */
 };
 
-static const struct qp_req REQ_DEFAULT = { 16, 16, 2, 2, 0, false };
+static const struct qp_req REQ_DEFAULT = { 16, 16, 2, 2, 0, false, 0 };
 
 struct ep {
 	char label;
@@ -268,10 +281,10 @@ static int ep_open(struct ep *e, struct vu_dev *d, char label,
 		}
 	}
 	e->scq = ibv_create_cq(d->ctx, CQ_DEPTH, NULL, NULL, 0);
-	e->rcq = ibv_create_cq(d->ctx, CQ_DEPTH, e, e->ch, 0);
+	e->rcq = ibv_create_cq(d->ctx, r->rcq_depth ? r->rcq_depth : CQ_DEPTH,
+			       e, e->ch, 0);
 	if (!e->scq || !e->rcq) {
-		vu_diag("%c: ibv_create_cq(%d): %s", label, CQ_DEPTH,
-			strerror(errno));
+		vu_diag("%c: ibv_create_cq: %s", label, strerror(errno));
 		goto err;
 	}
 	ret = vu_buf_alloc(&e->mem, d->pd, BUF_LEN, QP_ACCESS, POISON);
@@ -1167,7 +1180,7 @@ static void case_posting(struct vu_dev *d)
 	printf("# case 3: posting errors (device %s, QPs in INIT)\n",
 	       d->name);
 	if (!fx_setup("posting", FX_RESET, &e1, d, NULL, &e2, d,
-		      &(struct qp_req){ 4, 4, 1, 1, 0, false }))
+		      &(struct qp_req){ 4, 4, 1, 1, 0, false, 0 }))
 		return;
 	ok = eq_ret("RESET->INIT", ep_init(&e1), 0);
 	ok &= eq_ret("RESET->INIT", ep_init(&e2), 0);
@@ -1955,8 +1968,6 @@ out:
 	fx_teardown(&a, &b);
 }
 
-/* ---- main ---------------------------------------------------------------- */
-
 /* ---- case 8: address handles --------------------------------------------- */
 
 /* ibv_create_ah(attr) must fail with errno want. */
@@ -2041,6 +2052,264 @@ static void case_ah(struct vu_dev *da, struct vu_dev *db)
 		  "(snaa has no multicast): EINVAL");
 }
 
+/* ---- case 9: hardening ---------------------------------------------------- */
+
+#define SPREAD_N	64
+
+/*
+ * n numbers handed out in a row look random: at most 2 successive pairs
+ * within 64 of each other (a sequential allocator makes all of them),
+ * and a spread of more than 2^20.
+ */
+static bool looks_random(const char *what, const uint32_t *v, int n)
+{
+	uint32_t lo = v[0], hi = v[0];
+	int i, close = 0;
+
+	for (i = 1; i < n; i++) {
+		uint32_t d = v[i] > v[i - 1] ? v[i] - v[i - 1] :
+					       v[i - 1] - v[i];
+
+		close += d <= 64;
+		lo = v[i] < lo ? v[i] : lo;
+		hi = v[i] > hi ? v[i] : hi;
+	}
+	if (close <= 2 && hi - lo > (1u << 20))
+		return true;
+	vu_diag("%s: %d of %d successive pairs within 64 of each other, "
+		"spread 0x%x (0x%x .. 0x%x); first ones 0x%x 0x%x 0x%x 0x%x",
+		what, close, n - 1, hi - lo, lo, hi, v[0], v[1], v[2], v[3]);
+	return false;
+}
+
+static void hardening_random(struct vu_dev *d)
+{
+	struct ibv_qp *qps[SPREAD_N] = { NULL };
+	struct ibv_mr *mrs[SPREAD_N] = { NULL };
+	uint32_t qpn[SPREAD_N], idx[SPREAD_N];
+	struct ibv_cq *cq;
+	void *mem = NULL;
+	bool ok = false;
+	int i;
+
+	cq = ibv_create_cq(d->ctx, 16, NULL, NULL, 0);
+	if (!cq || posix_memalign(&mem, 4096, 4096)) {
+		vu_diag("CQ or buffer: %s", strerror(errno));
+		goto out;
+	}
+	for (i = 0; i < SPREAD_N; i++) {
+		struct ibv_qp_cap cap = { 1, 1, 1, 1, 0 };
+
+		qps[i] = vu_qp_create(d->pd, IBV_QPT_UC, cq, cq, &cap);
+		mrs[i] = ibv_reg_mr(d->pd, mem, 4096, IBV_ACCESS_LOCAL_WRITE |
+				    IBV_ACCESS_REMOTE_WRITE);
+		if (!qps[i] || !mrs[i]) {
+			vu_diag("QP or MR %d: %s", i, strerror(errno));
+			goto out;
+		}
+		qpn[i] = qps[i]->qp_num;
+		idx[i] = mrs[i]->rkey >> 8;
+	}
+	ok = true;
+out:
+	vu_report(ok && looks_random("QP numbers", qpn, SPREAD_N),
+		  "hardening: %d QP numbers created in a row are not "
+		  "predictable from each other", SPREAD_N);
+	vu_report(ok && looks_random("MR key indices (rkey >> 8)", idx,
+				     SPREAD_N),
+		  "hardening: %d MR keys registered in a row are not "
+		  "predictable from each other", SPREAD_N);
+	for (i = 0; i < SPREAD_N; i++) {
+		if (qps[i])
+			ibv_destroy_qp(qps[i]);
+		if (mrs[i])
+			ibv_dereg_mr(mrs[i]);
+	}
+	if (cq)
+		ibv_destroy_cq(cq);
+	free(mem);
+}
+
+/* An asynchronous event a test waits for. */
+struct want_event {
+	enum ibv_event_type type;
+	const void *obj;		/* the QP or CQ it is about */
+	bool seen;
+};
+
+/*
+ * Wait up to ms for all n events of want[] on ctx, in any order; every
+ * event read is acknowledged, events not wanted are skipped.
+ */
+static bool wait_async_events(struct ibv_context *ctx, struct want_event *want,
+			      int n, int ms)
+{
+	double deadline = vu_now() + ms / 1000.0;
+	int fl = fcntl(ctx->async_fd, F_GETFL), i, left = n;
+
+	if (fl < 0 || fcntl(ctx->async_fd, F_SETFL, fl | O_NONBLOCK)) {
+		vu_diag("async fd: %s", strerror(errno));
+		return false;
+	}
+	while (left && vu_now() < deadline) {
+		struct pollfd pfd = { .fd = ctx->async_fd, .events = POLLIN };
+		struct ibv_async_event ev;
+		const void *about;
+		bool used = false;
+
+		if (poll(&pfd, 1, 50) <= 0 || ibv_get_async_event(ctx, &ev))
+			continue;
+		about = ev.event_type == IBV_EVENT_CQ_ERR ?
+			(const void *)ev.element.cq : (const void *)ev.element.qp;
+		ibv_ack_async_event(&ev);
+		for (i = 0; i < n; i++) {
+			if (!want[i].seen && want[i].type == ev.event_type &&
+			    want[i].obj == about) {
+				want[i].seen = used = true;
+				left--;
+				break;
+			}
+		}
+		if (!used)
+			printf("# info: skipped async event %s\n",
+			       ibv_event_type_str(ev.event_type));
+	}
+	for (i = 0; i < n; i++)
+		if (!want[i].seen)
+			vu_diag("no %s within %d ms",
+				ibv_event_type_str(want[i].type), ms);
+	return !left;
+}
+
+static void hardening_cq_overflow(struct vu_dev *da, struct vu_dev *db)
+{
+	static const struct qp_req rb = { 16, 16, 2, 2, 0, false, 1 };
+	long long before, after;
+	struct ibv_wc wc;
+	struct ep a, b;
+	bool ok;
+	int i;
+
+	if (!fx_setup("hardening: CQ overflow", FX_RTS, &a, da, NULL, &b, db,
+		      &rb))
+		return;
+	before = vu_read_counter(db->name, "cqe_overflow");
+	vu_fill_prng(a.mem.p + SRC_OFF, 8, 0x900);
+	ok = true;
+	for (i = 0; i < 3; i++)
+		ok &= eq_ret("ibv_post_recv",
+			     post_recv1(&b, 0x901 + i, RCV_OFF + 64 * i, 64), 0);
+	for (i = 0; i < 3 && ok; i++) {
+		ok &= eq_ret("ibv_post_send",
+			     post_send1(&a, IBV_WR_SEND, 0x1901 + i, SRC_OFF, 8,
+					IBV_SEND_SIGNALED, 0, 0), 0);
+		ok &= expect_cqe("A send CQE", a.scq, 0x1901 + i,
+				 IBV_WC_SUCCESS, IBV_WC_SEND, a.qp->qp_num, -1);
+	}
+	vu_report(ok, "hardening: three SENDs into a QP whose receive CQ has "
+		  "one entry");
+	{
+		struct want_event ev[2] = {
+			{ IBV_EVENT_CQ_ERR, b.rcq, false },
+			{ IBV_EVENT_QP_FATAL, b.qp, false },
+		};
+
+		wait_async_events(db->ctx, ev, 2, EVENT_MS);
+		vu_report(ev[0].seen, "hardening: the full CQ raises "
+			  "IBV_EVENT_CQ_ERR");
+		vu_report(ev[1].seen, "hardening: its QP raises "
+			  "IBV_EVENT_QP_FATAL");
+	}
+	ok = eq_state("B after the overflow", vu_qp_state(b.qp), IBV_QPS_ERR);
+	vu_report(ok, "hardening: the QP whose completion did not fit is in "
+		  "ERR");
+	ok = vu_poll_cq(b.rcq, &wc, 1, vu_now() + CQE_TIMEOUT) == 1 &&
+	     check_wc("B receive CQE that fitted", &wc, 0x901, IBV_WC_SUCCESS,
+		      IBV_WC_RECV, b.qp->qp_num, 8);
+	ok &= vu_cq_stays_empty(b.rcq, SHORT_MS, "B receive CQ in error");
+	vu_report(ok, "hardening: the CQ holds the completion that fitted and "
+		  "takes none after the overflow");
+	vu_nap_us(100 * 1000);	/* past the hw_counters cache lifespan */
+	after = vu_read_counter(db->name, "cqe_overflow");
+	ok = before >= 0 && after > before;
+	if (!ok)
+		vu_diag("cqe_overflow %lld -> %lld", before, after);
+	vu_report(ok, "hardening: hw_counters cqe_overflow of %s moves",
+		  db->name);
+	fx_teardown(&a, &b);
+}
+
+static void hardening_modify(struct vu_dev *da, struct vu_dev *db)
+{
+	struct ibv_qp_init_attr init;
+	struct ibv_qp_attr attr;
+	union ibv_gid other;
+	struct ep a, b;
+	bool ok, v4;
+	int ret;
+
+	if (!fx_setup("hardening: modify_qp", FX_RESET, &a, da, NULL, &b, db,
+		      NULL))
+		return;
+	ok = eq_ret("A RESET->INIT", ep_init(&a), 0) &&
+	     eq_ret("B RESET->INIT", ep_init(&b), 0);
+
+	/*
+	 * A path the core accepts but snaa cannot use: a multicast
+	 * destination (the core maps it to a multicast MAC; snaa has no
+	 * multicast).
+	 */
+	v4 = IN6_IS_ADDR_V4MAPPED((struct in6_addr *)da->gid.raw);
+	memset(&other, 0, sizeof(other));
+	if (v4) {
+		other.raw[10] = other.raw[11] = 0xff;	/* ::ffff:224.0.0.1 */
+		other.raw[12] = 224;
+		other.raw[15] = 1;
+	} else {
+		other.raw[0] = 0xff;			/* ff0e::1 */
+		other.raw[1] = 0x0e;
+		other.raw[15] = 1;
+	}
+	ret = vu_qp_rtr(a.qp, da->gid_idx, &other, 0x123456, g_mtu, 0x10);
+	ok &= eq_ret("INIT->RTR to a multicast GID", ret, EINVAL);
+	memset(&attr, 0, sizeof(attr));
+	ret = ibv_query_qp(a.qp, &attr, IBV_QP_STATE | IBV_QP_DEST_QPN,
+			   &init);
+	ok &= eq_ret("ibv_query_qp", ret, 0) &&
+	      eq_state("A after the failed INIT->RTR", attr.qp_state,
+		       IBV_QPS_INIT) &&
+	      eq("dest_qp_num after the failed INIT->RTR", attr.dest_qp_num, 0);
+	vu_report(ok, "hardening: a failed INIT->RTR (multicast path) changes "
+		  "nothing, not even dest_qp_num");
+
+	/* IBV_QP_CUR_STATE must name the state the QP is in. */
+	memset(&attr, 0, sizeof(attr));
+	attr.qp_state = IBV_QPS_RTS;
+	attr.cur_qp_state = IBV_QPS_RTR;
+	attr.sq_psn = 0x20;
+	ret = ibv_modify_qp(a.qp, &attr, IBV_QP_STATE | IBV_QP_CUR_STATE |
+			    IBV_QP_SQ_PSN);
+	ok = eq_ret("INIT->RTS claiming IBV_QP_CUR_STATE RTR", ret, EINVAL) &&
+	     eq_state("A", vu_qp_state(a.qp), IBV_QPS_INIT);
+	vu_report(ok, "hardening: a QP in INIT claimed to be in RTR "
+		  "(IBV_QP_CUR_STATE) cannot skip to RTS: EINVAL, stays INIT");
+
+	ok = eq_ret("A INIT->RTR", ep_rtr(&a, &b, g_mtu), 0);
+	vu_report(ok, "hardening: after the refused modifies a valid "
+		  "INIT->RTR works");
+	fx_teardown(&a, &b);
+}
+
+static void case_hardening(struct vu_dev *da, struct vu_dev *db)
+{
+	printf("# case 9: hardening (A %s, B %s)\n", da->name, db->name);
+	hardening_random(da);
+	hardening_cq_overflow(da, db);
+	hardening_modify(da, db);
+}
+
+/* ---- main ---------------------------------------------------------------- */
+
 int main(int argc, char **argv)
 {
 	struct ibv_device **list = NULL;
@@ -2099,6 +2368,8 @@ int main(int argc, char **argv)
 		case_rx_errors(&a, &b);
 	if (opt.run[8])
 		case_ah(&a, &b);
+	if (opt.run[9])
+		case_hardening(&a, &b);
 
 	ret = vu_ktap_finish(t0);
 out:

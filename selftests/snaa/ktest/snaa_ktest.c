@@ -106,9 +106,11 @@ static int kt_find_gid(struct kt_ep *ep, const char *addr)
 /*
  * @pd_flags: IB_PD_UNSAFE_GLOBAL_RKEY for the side that is written to.
  * @softirq: CQs from ib_alloc_cq(IB_POLL_SOFTIRQ) instead of polled ones.
+ * @rcomp: else the receive CQ's completion handler (context @ep), or NULL
  */
 static int kt_ep_open(struct kt_ep *ep, const char *name, const char *addr,
-		      unsigned int pd_flags, bool softirq)
+		      unsigned int pd_flags, bool softirq,
+		      ib_comp_handler rcomp)
 {
 	struct ib_cq_init_attr cq_attr = { .cqe = KT_CQE };
 	struct ib_qp_init_attr init = {
@@ -147,7 +149,7 @@ static int kt_ep_open(struct kt_ep *ep, const char *name, const char *addr,
 	} else {
 		ep->scq = ib_create_cq(ep->dev, NULL, NULL, ep, &cq_attr);
 		ep->rcq = IS_ERR(ep->scq) ? ep->scq :
-			  ib_create_cq(ep->dev, NULL, NULL, ep, &cq_attr);
+			  ib_create_cq(ep->dev, rcomp, NULL, ep, &cq_attr);
 	}
 	if (IS_ERR(ep->scq) || IS_ERR(ep->rcq)) {
 		err = PTR_ERR(IS_ERR(ep->scq) ? ep->scq : ep->rcq);
@@ -723,17 +725,87 @@ static void kt_ah(struct kt_ep *a, struct kt_ep *b)
 	kt_refuse_ah(a, &attr, &gid, "from an IPv4 GID to an IPv6 GID");
 }
 
+/*
+ * A completion handler that reposts a receive WR for every receive
+ * completion it polls, from inside the handler: what a kernel ULP does.
+ * snaa must call it with none of the QP's locks held.
+ */
+#define KT_REPOST_N	8
+
+static struct {
+	atomic_t recvs, reposted, errors;
+	struct completion done;
+} kt_rp;
+
+static void kt_repost_handler(struct ib_cq *cq, void *ctx)
+{
+	struct kt_ep *b = ctx;
+	struct ib_wc wc;
+
+	do {
+		while (ib_poll_cq(cq, 1, &wc) == 1) {
+			if (wc.status != IB_WC_SUCCESS ||
+			    kt_post_recv(b, 0x7100 + wc.wr_id, 1, 64))
+				atomic_inc(&kt_rp.errors);
+			else
+				atomic_inc(&kt_rp.reposted);
+			if (atomic_inc_return(&kt_rp.recvs) == KT_REPOST_N)
+				complete(&kt_rp.done);
+		}
+	} while (ib_req_notify_cq(cq, IB_CQ_NEXT_COMP |
+				  IB_CQ_REPORT_MISSED_EVENTS) > 0);
+}
+
+static void kt_repost(struct kt_ep *a, struct kt_ep *b)
+{
+	struct ib_sge sge;
+	struct ib_send_wr wr = {
+		.sg_list = &sge,
+		.num_sge = 1,
+		.opcode = IB_WR_SEND,
+		.send_flags = IB_SEND_SIGNALED,
+	};
+	struct ib_qp_init_attr init;
+	struct ib_qp_attr attr;
+	struct ib_wc wc;
+	bool ok;
+	int i;
+
+	atomic_set(&kt_rp.recvs, 0);
+	atomic_set(&kt_rp.reposted, 0);
+	atomic_set(&kt_rp.errors, 0);
+	init_completion(&kt_rp.done);
+	ok = !kt_post_recv(b, 0, 1, 64) && !kt_post_recv(b, 1, 1, 64) &&
+	     !ib_req_notify_cq(b->rcq, IB_CQ_NEXT_COMP);
+	kt_fill(a->buf, 64, 0x7100);
+	kt_sges(a, &sge, 1, 0, 64);
+	for (i = 0; ok && i < KT_REPOST_N; i++) {
+		wr.wr_id = 0x7000 + i;
+		ok = !ib_post_send(a->qp, &wr, NULL) && !kt_poll(a->scq, &wc) &&
+		     wc.status == IB_WC_SUCCESS;
+	}
+	ok = ok && wait_for_completion_timeout(&kt_rp.done, KT_TIMEOUT);
+	ok = ok && !atomic_read(&kt_rp.errors) &&
+	     atomic_read(&kt_rp.reposted) == KT_REPOST_N &&
+	     !ib_query_qp(b->qp, &attr, IB_QP_STATE, &init) &&
+	     attr.qp_state == IB_QPS_RTS;
+	kt_result(ok, "a completion handler that polls and reposts a receive WR from inside the handler: %d SENDs received, %d reposted, %d errors, QP still RTS",
+		  atomic_read(&kt_rp.recvs), atomic_read(&kt_rp.reposted),
+		  atomic_read(&kt_rp.errors));
+}
+
 /* Open both ends, connect them, run @fn, close. */
-static void kt_pair(const char *what, bool softirq,
-		    void (*fn)(struct kt_ep *a, struct kt_ep *b))
+static void kt_pair_rcomp(const char *what, bool softirq,
+			  ib_comp_handler rcomp,
+			  void (*fn)(struct kt_ep *a, struct kt_ep *b))
 {
 	struct kt_ep a, b;
 	bool ok;
 
 	kt_diag("%s: %s (%s) -> %s (%s)", what, dev_a, addr_a, dev_b, addr_b);
-	ok = !kt_ep_open(&a, dev_a, addr_a, 0, softirq);
+	ok = !kt_ep_open(&a, dev_a, addr_a, 0, softirq, NULL);
 	ok = !kt_ep_open(&b, dev_b, addr_b, IB_PD_UNSAFE_GLOBAL_RKEY,
-			 softirq) && ok;
+			 softirq, rcomp) && ok;
 	ok = ok && b.pd->unsafe_global_rkey && a.pd->local_dma_lkey &&
 	     !kt_init(&a) && !kt_init(&b) && !kt_connect(&a, &b) &&
 	     !kt_connect(&b, &a);
@@ -745,11 +817,17 @@ static void kt_pair(const char *what, bool softirq,
 	kt_ep_close(&a);
 }
 
+static void kt_pair(const char *what, bool softirq,
+		    void (*fn)(struct kt_ep *a, struct kt_ep *b))
+{
+	kt_pair_rcomp(what, softirq, NULL, fn);
+}
+
 static void kt_single(const char *what, void (*fn)(struct kt_ep *a))
 {
 	struct kt_ep a;
 
-	if (kt_ep_open(&a, dev_a, addr_a, 0, false)) {
+	if (kt_ep_open(&a, dev_a, addr_a, 0, false, NULL)) {
 		kt_result(false, "%s: setup", what);
 		kt_ep_close(&a);
 		return;
@@ -765,6 +843,8 @@ static int __init snaa_ktest_init(void)
 	kt_pair("softirq CQs", true, kt_softirq);
 	kt_single("posting", kt_posting);
 	kt_pair("address handles", false, kt_ah);
+	kt_pair_rcomp("repost from the completion handler", false,
+		      kt_repost_handler, kt_repost);
 	pr_info("1..%d\n", kt_num);
 	pr_info("# %d passed, %d failed\n", kt_num - kt_failed, kt_failed);
 	return kt_failed ? -EINVAL : 0;

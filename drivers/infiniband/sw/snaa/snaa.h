@@ -40,8 +40,15 @@
 #define SNAA_MAX_MR_SIZE	(1ULL << 40)
 #define SNAA_MAX_MSG_SIZE	(1U << 31)
 #define SNAA_MAX_INLINE		(SNAA_MAX_SGE * sizeof(struct snaa_sge))
-#define SNAA_MIN_QPN		16	/* 0 and 1 are special; keep a margin */
-#define SNAA_MAX_QPN		(SNAA_MIN_QPN + SNAA_MAX_QP - 1)
+/*
+ * QPNs are drawn at random from [SNAA_MIN_QPN, SNAA_MAX_QPN], and the
+ * index bits of MR keys from [1, SNAA_MR_INDEX_MAX], so that a blind
+ * sender cannot guess a live one: see snaa_qpn_alloc(), snaa_mr_publish().
+ * 0 and 1 are special QPNs, 2..15 reserved; 0xffffff is multicast.
+ */
+#define SNAA_MIN_QPN		16
+#define SNAA_MAX_QPN		(SNAA_QPN_MASK - 1)
+#define SNAA_MR_INDEX_MAX	0xffffffu
 #define SNAA_GID_TBL_LEN	64
 #define SNAA_PKEY_TBL_LEN	1
 
@@ -61,11 +68,9 @@ struct snaa_dev {
 	struct list_head net_list;
 	enum ib_port_state port_state;
 
-	struct xarray qp_xa;		/* QPN -> snaa_qp, RCU readers */
+	struct xarray qp_xa;		/* QPN -> snaa_qp_ref, RCU readers */
 	struct xarray mr_xa;		/* key >> 8 -> snaa_mr, RCU readers */
 	struct xarray ah_xa;		/* ahn -> snaa_ah_av, RCU readers */
-	u32 mr_next;			/* cyclic allocation hint for mr_xa */
-	u32 qp_next;			/* cyclic allocation hint for qp_xa */
 	u32 ah_next;			/* cyclic allocation hint for ah_xa */
 	atomic_t num_pd;
 	atomic_t num_ah;
@@ -110,6 +115,9 @@ enum snaa_counter {
 	SNAA_CNT_DROP_NO_RECV_WQE,
 	SNAA_CNT_DROP_MALFORMED,	/* IP/UDP encapsulation */
 	SNAA_CNT_DROP_NO_MEM,
+	SNAA_CNT_DROP_ADDRESS,		/* IP addresses not the QP's path */
+	/* completions lost to a full CQ (the CQ and its QPs are in error) */
+	SNAA_CNT_CQE_OVERFLOW,
 	SNAA_CNT_NR
 };
 
@@ -148,10 +156,13 @@ struct snaa_mr {
 	struct rcu_head rcu;
 };
 
+struct snaa_ring_mem;
+
 /* A ring shared with user space (or private to a kernel object). */
 struct snaa_queue {
-	struct snaa_ring *ring;		/* vmalloc_user(); entries follow */
+	struct snaa_ring *ring;		/* in @mem; entries follow */
 	void *entries;
+	struct snaa_ring_mem *mem;	/* owned by @mmap if that is set */
 	u32 num;			/* power of two */
 	u32 stride;
 	size_t size;			/* bytes, page aligned */
@@ -193,13 +204,24 @@ static inline void *snaa_ring_slot(struct snaa_queue *q, u32 idx)
 	return q->entries + (size_t)(idx & (q->num - 1)) * q->stride;
 }
 
+/* snaa_cq.upcalls: handlers to call once no lock is held */
+#define SNAA_CQ_UPCALL_COMP	0	/* the completion handler */
+#define SNAA_CQ_UPCALL_ERR	1	/* IB_EVENT_CQ_ERR */
+
 struct snaa_cq {
 	struct ib_cq ibcq;
 	spinlock_t lock;		/* producers and kernel consumers */
 	struct snaa_queue q;
 	u8 notify;			/* IB_CQ_SOLICITED / IB_CQ_NEXT_COMP */
 	bool user;
-	bool overflow;
+	bool overflow;			/* lost a completion: in error */
+	unsigned long upcalls;		/* SNAA_CQ_UPCALL_* bits */
+};
+
+/* An IPv4 or IPv6 address; which one is kept next to it. */
+union snaa_ipaddr {
+	struct in_addr v4;
+	struct in6_addr v6;
 };
 
 /* Destination of a connected QP, resolved at INIT->RTR. */
@@ -211,10 +233,7 @@ struct snaa_av {
 	u8 ttl;				/* hop limit */
 	u32 flow_label;
 	__be16 sport;			/* UDP source port (flow entropy) */
-	union {
-		struct in_addr v4;
-		struct in6_addr v6;
-	} saddr, daddr;
+	union snaa_ipaddr saddr, daddr;
 	struct dst_cache dst_cache;
 };
 
@@ -279,13 +298,30 @@ struct snaa_recv_state {
 	struct snaa_sge sge[SNAA_MAX_SGE];
 };
 
+/**
+ * struct snaa_qp_ref - what the QP table (snaa_dev.qp_xa) points to
+ * @ref: one for the QP itself, one per packet or timer using it
+ * @qp: the QP; valid while @ref could be raised from non-zero
+ * @rcu: freed after a grace period: snaa_qp_get() reads @ref under RCU
+ *
+ * The core frees a QP's memory as soon as destroy_qp returns, so the
+ * lookup cannot take its reference inside the QP without a grace period
+ * per destroy; this small object carries the reference instead.
+ */
+struct snaa_qp_ref {
+	refcount_t ref;
+	struct snaa_qp *qp;
+	struct rcu_head rcu;
+};
+
 struct snaa_qp {
 	struct ib_qp ibqp;
 	struct snaa_dev *sdev;
-	refcount_t ref;
-	struct completion done;
+	struct snaa_qp_ref *qref;
+	struct completion done;		/* qref->ref dropped to 0 */
+	unsigned long upcalls;		/* async events (bit = ib_event_type) */
 
-	spinlock_t state_lock;		/* @attr, @state, @av updates */
+	spinlock_t state_lock;		/* @state updates */
 	enum ib_qp_state state;
 	u32 path_mtu;			/* bytes */
 	u32 dest_qpn;
@@ -293,6 +329,7 @@ struct snaa_qp {
 	u32 qkey;
 	u16 pkey_index;
 	int access;			/* qp_access_flags */
+	/* written under @sq_mutex and @rq_lock: either keeps it stable */
 	struct snaa_av av;
 	struct rdma_ah_attr ah_attr;	/* as set, for query_qp */
 	bool sq_sig_all;
@@ -356,6 +393,25 @@ static inline struct snaa_ucontext *to_snaa_uctx(struct ib_ucontext *ibuc)
 #define snaa_dbg(sdev, fmt, ...) \
 	ibdev_dbg(&(sdev)->ibdev, "%s: " fmt, __func__, ##__VA_ARGS__)
 
+/**
+ * struct snaa_skb_cb - what the receive path knows of a packet besides
+ * its bytes: the IP addresses it travelled between (for a looped-back
+ * packet, those of the sending QP's path)
+ * @ipv6: the addresses are IPv6
+ * @saddr: source address
+ * @daddr: destination address
+ */
+struct snaa_skb_cb {
+	bool ipv6;
+	union snaa_ipaddr saddr, daddr;
+};
+
+static inline struct snaa_skb_cb *snaa_skb_cb(struct sk_buff *skb)
+{
+	BUILD_BUG_ON(sizeof(struct snaa_skb_cb) > sizeof(skb->cb));
+	return (struct snaa_skb_cb *)skb->cb;
+}
+
 /* snaa_main.c */
 extern struct workqueue_struct *snaa_wq;
 enum ib_port_state snaa_port_state(struct snaa_dev *sdev);
@@ -398,6 +454,7 @@ int snaa_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 int snaa_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata);
 int snaa_cq_post(struct snaa_cq *cq, const struct snaa_cqe *cqe,
 		 struct snaa_qp *qp, bool solicited);
+void snaa_cq_upcalls(struct snaa_cq *cq);
 int snaa_poll_cq(struct ib_cq *ibcq, int num_entries, struct ib_wc *wc);
 int snaa_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags);
 int snaa_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata);
@@ -413,6 +470,7 @@ int snaa_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata);
 struct snaa_qp *snaa_qp_get(struct snaa_dev *sdev, u32 qpn);
 void snaa_qp_put(struct snaa_qp *qp);
 void snaa_qp_error(struct snaa_qp *qp, enum ib_event_type event);
+void snaa_qp_upcalls(struct snaa_qp *qp);
 void snaa_rq_flush(struct snaa_qp *qp);
 
 /* snaa_tx.c */
@@ -440,8 +498,8 @@ int snaa_net_dev_add(struct snaa_dev *sdev);
 void snaa_net_dev_del(struct snaa_dev *sdev);
 int snaa_av_init(struct snaa_dev *sdev, struct snaa_av *av,
 		 const struct rdma_ah_attr *ah, u32 lqpn, u32 rqpn, gfp_t gfp);
-int snaa_av_resolve(struct snaa_qp *qp, const struct rdma_ah_attr *ah);
 void snaa_av_release(struct snaa_av *av);
+bool snaa_av_match(const struct snaa_av *av, const struct snaa_skb_cb *cb);
 struct sk_buff *snaa_skb_alloc(struct snaa_dev *sdev, struct snaa_av *av,
 			       unsigned int len);
 int snaa_xmit(struct snaa_dev *sdev, struct snaa_av *av, struct sk_buff *skb);

@@ -80,37 +80,37 @@ int snaa_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
  * @qp: the QP the completion belongs to
  * @solicited: the completion is solicited (SE bit)
  *
- * Calls the completion handler if the CQ is armed for this completion.
- * A full CQ loses the entry and raises IB_EVENT_CQ_ERR once.
+ * Handlers are not called here, as the caller may hold QP locks that a
+ * handler's own verbs take: if the CQ is armed for this completion, the
+ * completion handler is marked due, and snaa_cq_upcalls() (normally
+ * through snaa_qp_upcalls()) calls it once the caller holds no lock.
+ *
+ * A full CQ loses the entry: IBA 11.4.2.1 has the CQ enter the error
+ * state, which it keeps until it is resized (IB_EVENT_CQ_ERR is marked
+ * due once), and every QP completing into it from then on enter the
+ * error state with IB_EVENT_QP_FATAL.
  *
  * Context: any (takes cq->lock with interrupts saved).
- * Return: 0 or -ENOSPC.
+ * Return: 0, or -ENOSPC if the CQ is (or just became) in error.
  */
 int snaa_cq_post(struct snaa_cq *cq, const struct snaa_cqe *cqe,
 		 struct snaa_qp *qp, bool solicited)
 {
 	struct snaa_queue *q = &cq->q;
 	unsigned long flags;
-	bool notify = false;
 	void *slot;
 	u32 cons;
 
 	spin_lock_irqsave(&cq->lock, flags);
 	cons = snaa_ring_consumer(q);
-	if (q->kidx - cons >= q->num) {
-		bool first = !cq->overflow;
-
-		cq->overflow = true;
-		spin_unlock_irqrestore(&cq->lock, flags);
-		if (first && cq->ibcq.event_handler) {
-			struct ib_event ev = {
-				.device = cq->ibcq.device,
-				.element.cq = &cq->ibcq,
-				.event = IB_EVENT_CQ_ERR,
-			};
-
-			cq->ibcq.event_handler(&ev, cq->ibcq.cq_context);
+	if (cq->overflow || q->kidx - cons >= q->num) {
+		if (!cq->overflow) {
+			cq->overflow = true;
+			set_bit(SNAA_CQ_UPCALL_ERR, &cq->upcalls);
 		}
+		spin_unlock_irqrestore(&cq->lock, flags);
+		snaa_count(qp->sdev, SNAA_CNT_CQE_OVERFLOW, 1);
+		snaa_qp_error(qp, IB_EVENT_QP_FATAL);
 		return -ENOSPC;
 	}
 	slot = snaa_ring_slot(q, q->kidx);
@@ -126,13 +126,36 @@ int snaa_cq_post(struct snaa_cq *cq, const struct snaa_cqe *cqe,
 	if (cq->notify == IB_CQ_NEXT_COMP ||
 	    (cq->notify == IB_CQ_SOLICITED && solicited)) {
 		cq->notify = 0;
-		notify = true;
+		set_bit(SNAA_CQ_UPCALL_COMP, &cq->upcalls);
 	}
 	spin_unlock_irqrestore(&cq->lock, flags);
-
-	if (notify && cq->ibcq.comp_handler)
-		cq->ibcq.comp_handler(&cq->ibcq, cq->ibcq.cq_context);
 	return 0;
+}
+
+/**
+ * snaa_cq_upcalls() - call the handlers snaa_cq_post() marked due
+ * @cq: the CQ
+ *
+ * Context: any, but with no QP or CQ lock held: a completion handler
+ * may poll, re-arm and post work requests.
+ */
+void snaa_cq_upcalls(struct snaa_cq *cq)
+{
+	if (!READ_ONCE(cq->upcalls))
+		return;
+	if (test_and_clear_bit(SNAA_CQ_UPCALL_ERR, &cq->upcalls) &&
+	    cq->ibcq.event_handler) {
+		struct ib_event ev = {
+			.device = cq->ibcq.device,
+			.element.cq = &cq->ibcq,
+			.event = IB_EVENT_CQ_ERR,
+		};
+
+		cq->ibcq.event_handler(&ev, cq->ibcq.cq_context);
+	}
+	if (test_and_clear_bit(SNAA_CQ_UPCALL_COMP, &cq->upcalls) &&
+	    cq->ibcq.comp_handler)
+		cq->ibcq.comp_handler(&cq->ibcq, cq->ibcq.cq_context);
 }
 
 int snaa_poll_cq(struct ib_cq *ibcq, int num_entries, struct ib_wc *wc)

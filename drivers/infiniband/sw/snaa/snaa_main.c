@@ -159,8 +159,8 @@ static int snaa_newlink(const char *ibdev_name, struct net_device *ndev)
 	sdev->port_state = snaa_port_state(sdev);
 	INIT_LIST_HEAD(&sdev->list);
 	INIT_LIST_HEAD(&sdev->net_list);
-	xa_init_flags(&sdev->qp_xa, XA_FLAGS_ALLOC);
-	xa_init_flags(&sdev->mr_xa, XA_FLAGS_ALLOC1);
+	xa_init(&sdev->qp_xa);
+	xa_init(&sdev->mr_xa);
 	xa_init_flags(&sdev->ah_xa, XA_FLAGS_ALLOC1);
 	sdev->stats = __alloc_percpu(sizeof(u64) * SNAA_CNT_NR,
 				     __alignof__(u64));

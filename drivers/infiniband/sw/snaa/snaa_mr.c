@@ -50,7 +50,7 @@ static struct snaa_mr *snaa_mr_alloc(struct snaa_dev *sdev, int access)
 		atomic_dec(&sdev->num_mr);
 		return ERR_PTR(-ENOMEM);
 	}
-	mr = kzalloc(sizeof(*mr), GFP_KERNEL);
+	mr = kzalloc(sizeof(*mr), GFP_KERNEL_ACCOUNT);
 	if (!mr) {
 		atomic_dec(&sdev->num_mr);
 		return ERR_PTR(-ENOMEM);
@@ -62,21 +62,27 @@ static struct snaa_mr *snaa_mr_alloc(struct snaa_dev *sdev, int access)
 	return mr;
 }
 
-/* Publish @mr under a fresh key; from here on the wire can find it. */
+/*
+ * Publish @mr under a fresh key; from here on the wire can find it.  The
+ * key is index << 8 | key byte, both random: with at most SNAA_MAX_MR
+ * MRs among 2^32 keys, a blind sender needs millions of tries per hit.
+ * A draw finds a free index with probability > 99.6 %: running out of
+ * draws means the RNG is broken.
+ */
 static int snaa_mr_publish(struct snaa_mr *mr)
 {
 	struct snaa_dev *sdev = mr->sdev;
+	int tries, err = -EBUSY;
 	u32 idx;
-	int err;
 
-	err = xa_alloc_cyclic(&sdev->mr_xa, &idx, NULL,
-			      XA_LIMIT(1, SNAA_MAX_MR), &sdev->mr_next,
-			      GFP_KERNEL);
-	if (err < 0)
-		return err;
-	mr->ibmr.lkey = idx << 8 | (get_random_u32() & 0xff);
-	mr->ibmr.rkey = mr->ibmr.lkey;
-	xa_store(&sdev->mr_xa, idx, mr, GFP_KERNEL);
+	for (tries = 0; tries < 64 && err == -EBUSY; tries++) {
+		idx = get_random_u32_inclusive(1, SNAA_MR_INDEX_MAX);
+		mr->ibmr.lkey = idx << 8 | get_random_u8();
+		mr->ibmr.rkey = mr->ibmr.lkey;
+		err = xa_insert(&sdev->mr_xa, idx, mr, GFP_KERNEL_ACCOUNT);
+	}
+	if (err)
+		return err == -EBUSY ? -ENOMEM : err;
 	return 0;
 }
 
@@ -130,7 +136,8 @@ struct ib_mr *snaa_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 		goto err_free;
 	}
 	mr->npages = ib_umem_num_pages(mr->umem);
-	mr->pages = kvcalloc(mr->npages, sizeof(*mr->pages), GFP_KERNEL);
+	mr->pages = kvcalloc(mr->npages, sizeof(*mr->pages),
+			     GFP_KERNEL_ACCOUNT);
 	if (!mr->pages) {
 		err = -ENOMEM;
 		goto err_free;

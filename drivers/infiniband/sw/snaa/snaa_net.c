@@ -191,6 +191,21 @@ static bool snaa_net_rx_check(struct sock *sk, struct sk_buff *skb,
 	return true;
 }
 
+/* Record the IP addresses of a checked packet for snaa_rcv(). */
+static void snaa_net_rx_addrs(struct sock *sk, struct sk_buff *skb)
+{
+	struct snaa_skb_cb *cb = snaa_skb_cb(skb);
+
+	cb->ipv6 = sk->sk_family == AF_INET6;
+	if (cb->ipv6) {
+		cb->saddr.v6 = ipv6_hdr(skb)->saddr;
+		cb->daddr.v6 = ipv6_hdr(skb)->daddr;
+	} else {
+		cb->saddr.v4.s_addr = ip_hdr(skb)->saddr;
+		cb->daddr.v4.s_addr = ip_hdr(skb)->daddr;
+	}
+}
+
 /**
  * snaa_net_encap_rcv() - encap_rcv hook of the tunnel sockets
  * @sk: the IPv4 or IPv6 tunnel socket
@@ -240,6 +255,7 @@ static int snaa_net_encap_rcv(struct sock *sk, struct sk_buff *skb)
 		snaa_count(sdev, SNAA_CNT_RX_LINEARIZED, 1);
 	}
 
+	snaa_net_rx_addrs(sk, skb);
 	__skb_pull(skb, SNAA_UDP_HDR_BYTES);
 	snaa_count(sdev, SNAA_CNT_RX_PKTS, 1);
 	snaa_count(sdev, SNAA_CNT_RX_BYTES, skb->len);
@@ -606,31 +622,6 @@ int snaa_av_init(struct snaa_dev *sdev, struct snaa_av *av,
 }
 
 /**
- * snaa_av_resolve() - resolve the address vector of a connected QP
- * @qp: the QP; qp->dest_qpn already set
- * @ah: the primary path from modify_qp, validated by the RDMA core
- *
- * Replaces qp->av; a failure leaves the previous one in place.
- *
- * Context: process context, may sleep.  The caller serialises this
- * against snaa_xmit() on the same QP (the QP is not sending yet).
- * Return: as snaa_av_init().
- */
-int snaa_av_resolve(struct snaa_qp *qp, const struct rdma_ah_attr *ah)
-{
-	struct snaa_av av;
-	int err;
-
-	err = snaa_av_init(qp->sdev, &av, ah, qp->ibqp.qp_num, qp->dest_qpn,
-			   GFP_KERNEL);
-	if (err)
-		return err;
-	snaa_av_release(&qp->av);
-	qp->av = av;
-	return 0;
-}
-
-/**
  * snaa_av_release() - free what snaa_av_init() allocated
  * @av: the address vector; may be zeroed or released already
  *
@@ -642,6 +633,29 @@ void snaa_av_release(struct snaa_av *av)
 		dst_cache_destroy(&av->dst_cache);
 	av->dst_cache.cache = NULL;
 	av->valid = false;
+}
+
+/**
+ * snaa_av_match() - did a packet come along the reverse of a path?
+ * @av: the path of a connected QP
+ * @cb: the addresses the packet travelled between
+ *
+ * A connected QP accepts only packets sent from its destination to its
+ * source address, as rdma_rxe does.
+ *
+ * Context: any.
+ * Return: true if the packet's source is @av's destination and its
+ * destination @av's source.
+ */
+bool snaa_av_match(const struct snaa_av *av, const struct snaa_skb_cb *cb)
+{
+	if (!av->valid || av->ipv6 != cb->ipv6)
+		return false;
+	if (cb->ipv6)
+		return ipv6_addr_equal(&cb->saddr.v6, &av->daddr.v6) &&
+		       ipv6_addr_equal(&cb->daddr.v6, &av->saddr.v6);
+	return cb->saddr.v4.s_addr == av->daddr.v4.s_addr &&
+	       cb->daddr.v4.s_addr == av->saddr.v4.s_addr;
 }
 
 /* ------------------------------------------------------------------ */
@@ -716,8 +730,11 @@ static int snaa_xmit_room(struct sk_buff *skb, unsigned int headroom)
  * Both ends on this device: append an ICRC slot (not computed: nothing
  * checks it on this path) and run the receive path directly.
  */
-static int snaa_xmit_loopback(struct snaa_dev *sdev, struct sk_buff *skb)
+static int snaa_xmit_loopback(struct snaa_dev *sdev, struct snaa_av *av,
+			      struct sk_buff *skb)
 {
+	struct snaa_skb_cb *cb = snaa_skb_cb(skb);
+
 	if (snaa_xmit_room(skb, 0)) {
 		kfree_skb(skb);
 		snaa_count(sdev, SNAA_CNT_TX_ERR, 1);
@@ -728,6 +745,10 @@ static int snaa_xmit_loopback(struct snaa_dev *sdev, struct sk_buff *skb)
 	skb_reset_transport_header(skb);
 	skb->pkt_type = PACKET_LOOPBACK;
 	skb->dev = sdev->ndev;
+	memset(cb, 0, sizeof(*cb));
+	cb->ipv6 = av->ipv6;
+	cb->saddr = av->saddr;
+	cb->daddr = av->daddr;
 	snaa_count(sdev, SNAA_CNT_LOOPBACK_PKTS, 1);
 
 	local_bh_disable();
@@ -881,7 +902,7 @@ static void snaa_icrc_fill(struct sk_buff *skb, bool is_v6)
 /**
  * snaa_xmit() - send one RoCEv2 packet
  * @sdev: the sending device
- * @av: the destination, resolved by snaa_av_resolve()
+ * @av: the destination, from snaa_av_init()
  * @skb: the packet from the BTH to the end of the pad (a multiple of 4
  *	bytes), normally from snaa_skb_alloc(); always consumed
  *
@@ -893,7 +914,8 @@ static void snaa_icrc_fill(struct sk_buff *skb, bool is_v6)
  * snaa_rcv() directly, with BH disabled, before returning.  snaa_rcv()
  * sees skb->data at the BTH and skb->len including the ICRC slot, as for
  * a packet from the wire, but skb->pkt_type is PACKET_LOOPBACK and there
- * is no IP or UDP header (network and transport header at the BTH).
+ * is no IP or UDP header (network and transport header at the BTH); the
+ * addresses of @av are in the control block (struct snaa_skb_cb).
  *
  * Counters: TX_PKTS and TX_BYTES (BTH .. ICRC) for packets handed to IP,
  * LOOPBACK_PKTS for looped-back ones, TX_ERR for failures.
@@ -915,7 +937,7 @@ int snaa_xmit(struct snaa_dev *sdev, struct snaa_av *av, struct sk_buff *skb)
 		goto drop;
 	}
 	if (av->loopback)
-		return snaa_xmit_loopback(sdev, skb);
+		return snaa_xmit_loopback(sdev, av, skb);
 
 	local_bh_disable();
 	dst = av->ipv6 ? snaa_route6(sdev, av) : snaa_route4(sdev, av);

@@ -43,6 +43,42 @@ static int snaa_qp_check_cap(struct ib_qp_cap *cap)
 	return 0;
 }
 
+/*
+ * Enter @qref into the QP table under a random free QPN.  With at most
+ * SNAA_MAX_QP QPs in a space of 2^24, a draw hits a free number with
+ * probability > 99.9 %: running out of draws means the RNG is broken.
+ */
+static int snaa_qpn_alloc(struct snaa_dev *sdev, struct snaa_qp_ref *qref,
+			  u32 *qpn)
+{
+	int tries, err = -EBUSY;
+	u32 n;
+
+	for (tries = 0; tries < 64 && err == -EBUSY; tries++) {
+		n = get_random_u32_inclusive(SNAA_MIN_QPN, SNAA_MAX_QPN);
+		err = xa_insert(&sdev->qp_xa, n, qref, GFP_KERNEL_ACCOUNT);
+	}
+	if (err)
+		return err == -EBUSY ? -ENOMEM : err;
+	*qpn = n;
+	return 0;
+}
+
+/*
+ * Take the QP out of the table and wait until no packet, timer or work
+ * item holds it; its snaa_qp_ref is freed after an RCU grace period,
+ * without waiting for one.
+ */
+static void snaa_qp_unpublish(struct snaa_qp *qp)
+{
+	struct snaa_qp_ref *qref = qp->qref;
+
+	xa_erase(&qp->sdev->qp_xa, qp->ibqp.qp_num);
+	snaa_qp_put(qp);
+	wait_for_completion(&qp->done);
+	kfree_rcu(qref, rcu);
+}
+
 int snaa_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 		   struct ib_udata *udata)
 {
@@ -69,6 +105,13 @@ int snaa_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 		goto err_count;
 	}
 
+	qp->qref = kzalloc(sizeof(*qp->qref), GFP_KERNEL_ACCOUNT);
+	if (!qp->qref) {
+		err = -ENOMEM;
+		goto err_count;
+	}
+	refcount_set(&qp->qref->ref, 1);
+	qp->qref->qp = qp;
 	qp->sdev = sdev;
 	qp->user = !!udata;
 	qp->state = IB_QPS_RESET;
@@ -79,7 +122,6 @@ int snaa_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	qp->max_recv_sge = init->cap.max_recv_sge;
 	qp->max_inline = init->cap.max_inline_data;
 	qp->path_mtu = SNAA_IB_MTU_MIN;
-	refcount_set(&qp->ref, 1);
 	init_completion(&qp->done);
 	spin_lock_init(&qp->state_lock);
 	spin_lock_init(&qp->sq_post_lock);
@@ -91,7 +133,7 @@ int snaa_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 			      snaa_sq_stride(qp->max_send_sge, qp->max_inline),
 			      ibuc);
 	if (err)
-		goto err_count;
+		goto err_qref;
 	/* The SQ starts idle: the first post rings the doorbell. */
 	qp->sq.ring->flags = SNAA_RING_F_IDLE;
 	err = snaa_queue_init(&qp->rq, init->cap.max_recv_wr,
@@ -99,10 +141,12 @@ int snaa_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	if (err)
 		goto err_sq;
 
-	err = xa_alloc_cyclic(&sdev->qp_xa, &qpn, NULL,
-			      XA_LIMIT(SNAA_MIN_QPN, SNAA_MAX_QPN),
-			      &sdev->qp_next, GFP_KERNEL);
-	if (err < 0)
+	/*
+	 * From here on the receive path can find the QP; in RESET it drops
+	 * every packet, after looking at nothing but the fields set above.
+	 */
+	err = snaa_qpn_alloc(sdev, qp->qref, &qpn);
+	if (err)
 		goto err_rq;
 	ibqp->qp_num = qpn;
 	qp->tx_cpu = cpumask_local_spread(qpn, NUMA_NO_NODE);
@@ -122,18 +166,19 @@ int snaa_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 		uresp.qp_num = qpn;
 		err = ib_copy_to_udata(udata, &uresp, sizeof(uresp));
 		if (err)
-			goto err_xa;
+			goto err_unpublish;
 	}
-	/* Visible to the receive path from here on. */
-	xa_store(&sdev->qp_xa, qpn, qp, GFP_KERNEL);
 	return 0;
 
-err_xa:
-	xa_erase(&sdev->qp_xa, qpn);
+err_unpublish:
+	snaa_qp_unpublish(qp);
+	qp->qref = NULL;	/* freed by snaa_qp_unpublish() */
 err_rq:
 	snaa_queue_free(&qp->rq);
 err_sq:
 	snaa_queue_free(&qp->sq);
+err_qref:
+	kfree(qp->qref);
 err_count:
 	atomic_dec(&sdev->num_qp);
 	return err;
@@ -149,19 +194,20 @@ err_count:
  */
 struct snaa_qp *snaa_qp_get(struct snaa_dev *sdev, u32 qpn)
 {
-	struct snaa_qp *qp;
+	struct snaa_qp_ref *qref;
+	struct snaa_qp *qp = NULL;
 
 	rcu_read_lock();
-	qp = xa_load(&sdev->qp_xa, qpn);
-	if (qp && !refcount_inc_not_zero(&qp->ref))
-		qp = NULL;
+	qref = xa_load(&sdev->qp_xa, qpn);
+	if (qref && refcount_inc_not_zero(&qref->ref))
+		qp = qref->qp;
 	rcu_read_unlock();
 	return qp;
 }
 
 void snaa_qp_put(struct snaa_qp *qp)
 {
-	if (refcount_dec_and_test(&qp->ref))
+	if (refcount_dec_and_test(&qp->qref->ref))
 		complete(&qp->done);
 }
 
@@ -179,6 +225,8 @@ void snaa_rq_flush(struct snaa_qp *qp)
 
 	lockdep_assert_held(&qp->rq_lock);
 	snaa_recv_abort(qp);
+	/* A held RQE is still at q->kidx: flushed below, never reused. */
+	qp->recv.have_wqe = false;
 	prod = snaa_ring_producer(q);
 	if (prod - q->kidx > q->num)	/* corrupt index from user space */
 		prod = q->kidx + q->num;
@@ -206,7 +254,10 @@ static void snaa_qp_enter_err(struct snaa_qp *qp)
  * @qp: the QP
  * @event: asynchronous event to raise, or 0 for none
  *
- * Context: process context (SQ processing) or softirq (receive path).
+ * The send queue processor flushes both queues.  The event is raised by
+ * snaa_qp_upcalls(), once the caller holds no lock of the QP.
+ *
+ * Context: any.
  */
 void snaa_qp_error(struct snaa_qp *qp, enum ib_event_type event)
 {
@@ -218,19 +269,45 @@ void snaa_qp_error(struct snaa_qp *qp, enum ib_event_type event)
 		return;
 	}
 	WRITE_ONCE(qp->state, IB_QPS_ERR);
+	if (event)
+		set_bit(event, &qp->upcalls);
 	spin_unlock_irqrestore(&qp->state_lock, flags);
 	WRITE_ONCE(qp->rq.ring->flags, SNAA_RING_F_IDLE);
 	snaa_sq_schedule(qp);
+}
 
-	if (event && qp->ibqp.event_handler) {
-		struct ib_event ev = {
-			.device = qp->ibqp.device,
-			.element.qp = &qp->ibqp,
-			.event = event,
-		};
+/**
+ * snaa_qp_upcalls() - raise what the data path of a QP left due
+ * @qp: the QP
+ *
+ * Asynchronous events of the QP, then the handlers of its CQs.  Called
+ * by every path that can complete work or raise an event, after it has
+ * dropped the QP's locks, so that a consumer's handler may call any verb
+ * (post, poll, modify) on the QP.
+ *
+ * Context: any, with no lock of the QP or its CQs held.
+ */
+void snaa_qp_upcalls(struct snaa_qp *qp)
+{
+	unsigned long ev;
 
-		qp->ibqp.event_handler(&ev, qp->ibqp.qp_context);
+	while ((ev = READ_ONCE(qp->upcalls))) {
+		ev = __ffs(ev);
+		if (!test_and_clear_bit(ev, &qp->upcalls))
+			continue;
+		if (qp->ibqp.event_handler) {
+			struct ib_event event = {
+				.device = qp->ibqp.device,
+				.element.qp = &qp->ibqp,
+				.event = ev,
+			};
+
+			qp->ibqp.event_handler(&event, qp->ibqp.qp_context);
+		}
 	}
+	snaa_cq_upcalls(qp->scq);
+	if (qp->rcq != qp->scq)
+		snaa_cq_upcalls(qp->rcq);
 }
 
 static void snaa_qp_reset(struct snaa_qp *qp)
@@ -238,6 +315,7 @@ static void snaa_qp_reset(struct snaa_qp *qp)
 	/* Drop everything posted; both rings start over empty. */
 	spin_lock_bh(&qp->rq_lock);
 	snaa_recv_abort(qp);
+	qp->recv.have_wqe = false;
 	qp->rq.kidx = READ_ONCE(qp->rq.ring->producer);
 	snaa_ring_publish_consumer(&qp->rq, qp->rq.kidx);
 	WRITE_ONCE(qp->rq.ring->flags, 0);
@@ -249,13 +327,66 @@ static void snaa_qp_reset(struct snaa_qp *qp)
 	WRITE_ONCE(qp->sq.ring->flags, SNAA_RING_F_IDLE);
 }
 
+/*
+ * Validate a modify_qp request against the device and the QP, without
+ * changing anything.  Return 0 or -EINVAL.
+ */
+static int snaa_modify_qp_check(struct snaa_qp *qp, struct ib_qp_attr *attr,
+				int mask, enum ib_qp_state cur,
+				enum ib_qp_state new)
+{
+	struct snaa_dev *sdev = qp->sdev;
+	u32 mtu;
+
+	/* The core passes IB_QP_CUR_STATE through: it must be the truth. */
+	if ((mask & IB_QP_CUR_STATE) && attr->cur_qp_state != cur)
+		return -EINVAL;
+	if (!ib_modify_qp_is_ok(cur, new, qp->ibqp.qp_type, mask)) {
+		snaa_dbg(sdev, "QP %u: %s -> %s with mask 0x%x refused\n",
+			 qp->ibqp.qp_num, snaa_qp_state_name[cur],
+			 snaa_qp_state_name[new], mask);
+		return -EINVAL;
+	}
+	if ((mask & IB_QP_PORT) && attr->port_num != 1)
+		return -EINVAL;
+	if ((mask & IB_QP_PKEY_INDEX) && attr->pkey_index >= SNAA_PKEY_TBL_LEN)
+		return -EINVAL;
+	if (mask & IB_QP_PATH_MTU) {
+		/* Packets leave with DF set: they must fit the netdev. */
+		mtu = snaa_mtu_from_netdev(READ_ONCE(sdev->ndev->mtu));
+		if (attr->path_mtu < IB_MTU_256 || attr->path_mtu > IB_MTU_4096 ||
+		    ib_mtu_enum_to_int(attr->path_mtu) > mtu) {
+			snaa_dbg(sdev, "QP %u: path MTU %d does not fit %s (MTU %u)\n",
+				 qp->ibqp.qp_num,
+				 ib_mtu_enum_to_int(attr->path_mtu),
+				 netdev_name(sdev->ndev), sdev->ndev->mtu);
+			return -EINVAL;
+		}
+	}
+	if ((mask & IB_QP_ACCESS_FLAGS) &&
+	    (attr->qp_access_flags & ~(IB_ACCESS_REMOTE_WRITE |
+				       IB_ACCESS_REMOTE_READ |
+				       IB_ACCESS_REMOTE_ATOMIC |
+				       IB_ACCESS_LOCAL_WRITE)))
+		return -EINVAL;
+	if ((mask & IB_QP_DEST_QPN) && attr->dest_qp_num > SNAA_QPN_MASK)
+		return -EINVAL;
+	return 0;
+}
+
+/*
+ * modify_qp is all or nothing: everything is checked and the new path
+ * resolved before the first attribute changes.
+ */
 int snaa_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		   struct ib_udata *udata)
 {
 	struct snaa_qp *qp = to_snaa_qp(ibqp);
 	struct snaa_dev *sdev = qp->sdev;
+	struct snaa_av av = {};
 	enum ib_qp_state cur, new;
-	int err = 0;
+	u32 dest_qpn;
+	int err;
 
 	if (mask & ~IB_QP_ATTR_STANDARD_BITS)
 		return -EOPNOTSUPP;
@@ -264,47 +395,24 @@ int snaa_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 
 	/* No send processing while attributes change. */
 	mutex_lock(&qp->sq_mutex);
-	cur = (mask & IB_QP_CUR_STATE) ? attr->cur_qp_state : qp->state;
+	cur = qp->state;
 	new = (mask & IB_QP_STATE) ? attr->qp_state : cur;
-	if (!ib_modify_qp_is_ok(cur, new, ibqp->qp_type, mask)) {
-		snaa_dbg(sdev, "QP %u: %s -> %s with mask 0x%x refused\n",
-			 ibqp->qp_num, snaa_qp_state_name[cur],
-			 snaa_qp_state_name[new], mask);
-		err = -EINVAL;
+	err = snaa_modify_qp_check(qp, attr, mask, cur, new);
+	if (err)
 		goto out;
-	}
-	if ((mask & IB_QP_PORT) && attr->port_num != 1) {
-		err = -EINVAL;
-		goto out;
-	}
-	if ((mask & IB_QP_PKEY_INDEX) && attr->pkey_index >= SNAA_PKEY_TBL_LEN) {
-		err = -EINVAL;
-		goto out;
-	}
-	if ((mask & IB_QP_PATH_MTU) &&
-	    (attr->path_mtu < IB_MTU_256 || attr->path_mtu > IB_MTU_4096)) {
-		err = -EINVAL;
-		goto out;
-	}
-	if (mask & IB_QP_ACCESS_FLAGS &&
-	    attr->qp_access_flags & ~(IB_ACCESS_REMOTE_WRITE |
-				      IB_ACCESS_REMOTE_READ |
-				      IB_ACCESS_REMOTE_ATOMIC |
-				      IB_ACCESS_LOCAL_WRITE)) {
-		err = -EINVAL;
-		goto out;
-	}
-	if (mask & IB_QP_DEST_QPN)
-		qp->dest_qpn = attr->dest_qp_num & SNAA_QPN_MASK;
+	dest_qpn = (mask & IB_QP_DEST_QPN) ? attr->dest_qp_num : qp->dest_qpn;
 	if (mask & IB_QP_AV) {
-		snaa_av_release(&qp->av);
-		err = snaa_av_resolve(qp, &attr->ah_attr);
+		err = snaa_av_init(sdev, &av, &attr->ah_attr, ibqp->qp_num,
+				   dest_qpn, GFP_KERNEL_ACCOUNT);
 		if (err)
 			goto out;
-		rdma_replace_ah_attr(&qp->ah_attr, &attr->ah_attr);
 	}
 
+	/* Nothing fails from here on. */
 	spin_lock_bh(&qp->rq_lock);
+	if (mask & IB_QP_AV)
+		swap(qp->av, av);
+	qp->dest_qpn = dest_qpn;
 	if (mask & IB_QP_ACCESS_FLAGS)
 		qp->access = attr->qp_access_flags;
 	if (mask & IB_QP_PKEY_INDEX)
@@ -318,6 +426,10 @@ int snaa_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		qp->recv.in_msg = false;
 	}
 	spin_unlock_bh(&qp->rq_lock);
+	/* The old path, if it was replaced. */
+	snaa_av_release(&av);
+	if (mask & IB_QP_AV)
+		rdma_replace_ah_attr(&qp->ah_attr, &attr->ah_attr);
 	if (mask & IB_QP_SQ_PSN)
 		qp->sq_psn = attr->sq_psn & SNAA_PSN_MASK;
 
@@ -336,6 +448,7 @@ int snaa_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	}
 out:
 	mutex_unlock(&qp->sq_mutex);
+	snaa_qp_upcalls(qp);
 	return err;
 }
 
@@ -382,11 +495,8 @@ int snaa_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	struct snaa_qp *qp = to_snaa_qp(ibqp);
 	struct snaa_dev *sdev = qp->sdev;
 
-	xa_erase(&sdev->qp_xa, ibqp->qp_num);
 	/* No new lookups; wait for the packets that found the QP. */
-	synchronize_rcu();
-	snaa_qp_put(qp);
-	wait_for_completion(&qp->done);
+	snaa_qp_unpublish(qp);
 
 	WRITE_ONCE(qp->state, IB_QPS_RESET);
 	cancel_work_sync(&qp->sq_work);

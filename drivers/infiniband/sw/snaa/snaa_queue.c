@@ -1,8 +1,19 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * snaa queues: rings of fixed-size entries behind a struct snaa_ring
- * header, in vmalloc_user() memory that user space maps through
- * rdma_user_mmap entries (see include/uapi/rdma/snaa-abi.h).
+ * header (see include/uapi/rdma/snaa-abi.h), which user space maps
+ * through rdma_user_mmap entries.
+ *
+ * The memory of a ring is a set of pages charged to the memory cgroup
+ * of the process that created the object (GFP_KERNEL_ACCOUNT), mapped
+ * contiguously into the kernel with vmap().  A ring that user space can
+ * map belongs to its mmap entry, not to the QP or CQ: the entry is
+ * reference counted by the RDMA core (an mmap() in progress holds a
+ * reference), and the pages are freed only in snaa_mmap_free(), when
+ * the last reference is gone.  So an mmap() racing with the destruction
+ * of its object maps live pages, never freed ones; pages a process
+ * still has mapped stay allocated through the mapping's own page
+ * references until it unmaps them.
  */
 
 #include <linux/mm.h>
@@ -11,10 +22,55 @@
 
 #include "snaa.h"
 
-struct snaa_mmap_entry {
+/**
+ * struct snaa_ring_mem - the pages of one ring
+ * @rdma: the mmap entry, for rings user space maps (else unused)
+ * @addr: kernel address of the pages, from vmap()
+ * @npages: number of pages
+ * @pages: the pages, each charged to the creator's memory cgroup
+ */
+struct snaa_ring_mem {
 	struct rdma_user_mmap_entry rdma;
 	void *addr;
+	unsigned long npages;
+	struct page *pages[];
 };
+
+static void snaa_ring_mem_free(struct snaa_ring_mem *m)
+{
+	unsigned long i;
+
+	if (m->addr)
+		vunmap(m->addr);
+	for (i = 0; i < m->npages; i++)
+		if (m->pages[i])
+			__free_page(m->pages[i]);
+	kvfree(m);
+}
+
+static struct snaa_ring_mem *snaa_ring_mem_alloc(size_t size)
+{
+	unsigned long i, npages = size >> PAGE_SHIFT;
+	struct snaa_ring_mem *m;
+
+	m = kvzalloc(struct_size(m, pages, npages), GFP_KERNEL_ACCOUNT);
+	if (!m)
+		return NULL;
+	m->npages = npages;
+	for (i = 0; i < npages; i++) {
+		m->pages[i] = alloc_page(GFP_KERNEL_ACCOUNT | __GFP_ZERO);
+		if (!m->pages[i])
+			goto err;
+	}
+	m->addr = vmap(m->pages, npages, VM_MAP, PAGE_KERNEL);
+	if (!m->addr)
+		goto err;
+	return m;
+
+err:
+	snaa_ring_mem_free(m);
+	return NULL;
+}
 
 /**
  * snaa_queue_init() - allocate a ring
@@ -29,7 +85,7 @@ struct snaa_mmap_entry {
 int snaa_queue_init(struct snaa_queue *q, u32 num, u32 stride,
 		    struct ib_ucontext *uctx)
 {
-	struct snaa_mmap_entry *e;
+	struct snaa_ring_mem *m;
 	int err;
 
 	num = roundup_pow_of_two(max_t(u32, num, 1));
@@ -38,31 +94,24 @@ int snaa_queue_init(struct snaa_queue *q, u32 num, u32 stride,
 	q->kidx = 0;
 	q->mmap = NULL;
 	q->size = PAGE_ALIGN(sizeof(struct snaa_ring) + (size_t)num * stride);
-	q->ring = vmalloc_user(q->size);
-	if (!q->ring)
+	m = snaa_ring_mem_alloc(q->size);
+	if (!m)
 		return -ENOMEM;
+	q->mem = m;
+	q->ring = m->addr;
 	q->entries = (u8 *)q->ring + sizeof(struct snaa_ring);
 	if (!uctx)
 		return 0;
 
-	e = kzalloc(sizeof(*e), GFP_KERNEL);
-	if (!e) {
-		err = -ENOMEM;
-		goto err_free;
-	}
-	e->addr = q->ring;
-	err = rdma_user_mmap_entry_insert(uctx, &e->rdma, q->size);
+	err = rdma_user_mmap_entry_insert(uctx, &m->rdma, q->size);
 	if (err) {
-		kfree(e);
-		goto err_free;
+		snaa_ring_mem_free(m);
+		q->mem = NULL;
+		q->ring = NULL;
+		return err;
 	}
-	q->mmap = &e->rdma;
+	q->mmap = &m->rdma;
 	return 0;
-
-err_free:
-	vfree(q->ring);
-	q->ring = NULL;
-	return err;
 }
 
 /* The mmap offset user space passes to map the ring. */
@@ -71,35 +120,54 @@ u64 snaa_queue_key(struct snaa_queue *q)
 	return q->mmap ? rdma_user_mmap_get_offset(q->mmap) : 0;
 }
 
-/*
- * Free a ring.  Pages still mapped by a process stay alive until it
- * unmaps them (the mapping holds page references).
+/**
+ * snaa_queue_free() - release a ring
+ * @q: the queue; the kernel must be done with it
+ *
+ * A kernel ring is freed here.  A user ring is only unpublished: its
+ * memory goes with the last reference to its mmap entry
+ * (snaa_mmap_free()), so an mmap() still in progress cannot map freed
+ * pages.
+ *
+ * Context: process context.
  */
 void snaa_queue_free(struct snaa_queue *q)
 {
 	if (q->mmap)
 		rdma_user_mmap_entry_remove(q->mmap);
+	else if (q->mem)
+		snaa_ring_mem_free(q->mem);
 	q->mmap = NULL;
-	vfree(q->ring);
+	q->mem = NULL;
 	q->ring = NULL;
 }
 
+/*
+ * mmap() of a ring.  The entry reference held here keeps the pages
+ * alive while they are inserted; afterwards the mapping holds its own
+ * page references.
+ */
 int snaa_mmap(struct ib_ucontext *uctx, struct vm_area_struct *vma)
 {
 	struct rdma_user_mmap_entry *rdma;
-	struct snaa_mmap_entry *e;
-	int err;
+	struct snaa_ring_mem *m;
+	unsigned long i;
+	int err = 0;
 
+	/* Checks that the VMA is shared and exactly the ring's size. */
 	rdma = rdma_user_mmap_entry_get(uctx, vma);
 	if (!rdma)
 		return -EINVAL;
-	e = container_of(rdma, struct snaa_mmap_entry, rdma);
-	err = remap_vmalloc_range(vma, e->addr, 0);
+	m = container_of(rdma, struct snaa_ring_mem, rdma);
+	for (i = 0; i < m->npages && !err; i++)
+		err = vm_insert_page(vma, vma->vm_start + i * PAGE_SIZE,
+				     m->pages[i]);
 	rdma_user_mmap_entry_put(rdma);
 	return err;
 }
 
+/* The last reference to a user ring's mmap entry is gone. */
 void snaa_mmap_free(struct rdma_user_mmap_entry *rdma)
 {
-	kfree(container_of(rdma, struct snaa_mmap_entry, rdma));
+	snaa_ring_mem_free(container_of(rdma, struct snaa_ring_mem, rdma));
 }

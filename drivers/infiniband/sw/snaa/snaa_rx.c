@@ -305,10 +305,33 @@ static enum snaa_counter snaa_uc_rcv(struct snaa_qp *qp,
 	return snaa_uc_write(qp, pkt, skb);
 }
 
+/*
+ * Checks of a request against its connected QP, under qp->rq_lock: the
+ * state (a modify_qp to RESET or ERR flushes under this lock, so nothing
+ * is placed once it has begun), the path MTU and the addresses.  Return
+ * 0 or the drop counter.
+ */
+static enum snaa_counter snaa_rcv_check(struct snaa_qp *qp,
+					const struct snaa_pkt *pkt,
+					struct sk_buff *skb)
+{
+	enum ib_qp_state state = READ_ONCE(qp->state);
+
+	lockdep_assert_held(&qp->rq_lock);
+	if (state != IB_QPS_RTR && state != IB_QPS_RTS && state != IB_QPS_SQD)
+		return SNAA_CNT_DROP_QP_STATE;
+	if (snaa_pkt_check_mtu(pkt, qp->path_mtu))
+		return SNAA_CNT_DROP_MTU;
+	if (!snaa_av_match(&qp->av, snaa_skb_cb(skb)))
+		return SNAA_CNT_DROP_ADDRESS;
+	return 0;
+}
+
 /**
  * snaa_rcv() - receive one RoCEv2 packet
  * @sdev: the device it arrived on
- * @skb: data at the BTH, length up to and including the (verified) ICRC
+ * @skb: data at the BTH, length up to and including the (verified) ICRC;
+ *	the IP addresses in its control block (struct snaa_skb_cb)
  *
  * Context: softirq or bottom halves disabled.  Consumes @skb.
  */
@@ -317,7 +340,6 @@ void snaa_rcv(struct snaa_dev *sdev, struct sk_buff *skb)
 	enum snaa_counter drop;
 	struct snaa_pkt pkt;
 	struct snaa_qp *qp;
-	enum ib_qp_state state;
 	int ret;
 
 	ret = snaa_parse(skb->data, skb->len, &pkt);
@@ -334,17 +356,13 @@ void snaa_rcv(struct snaa_dev *sdev, struct sk_buff *skb)
 	if (pkt.op->transport != SNAA_TR_UC || qp->ibqp.qp_type != IB_QPT_UC ||
 	    !(pkt.op->flags & SNAA_OPF_REQ))
 		goto drop;
-	drop = SNAA_CNT_DROP_QP_STATE;
-	state = READ_ONCE(qp->state);
-	if (state != IB_QPS_RTR && state != IB_QPS_RTS && state != IB_QPS_SQD)
-		goto drop;
-	drop = SNAA_CNT_DROP_MTU;
-	if (snaa_pkt_check_mtu(&pkt, qp->path_mtu))
-		goto drop;
 
 	spin_lock(&qp->rq_lock);
-	drop = snaa_uc_rcv(qp, &pkt, skb);
+	drop = snaa_rcv_check(qp, &pkt, skb);
+	if (!drop)
+		drop = snaa_uc_rcv(qp, &pkt, skb);
 	spin_unlock(&qp->rq_lock);
+	snaa_qp_upcalls(qp);
 	if (drop)
 		goto drop;
 	snaa_qp_put(qp);
@@ -397,5 +415,6 @@ int snaa_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 	if (READ_ONCE(qp->state) == IB_QPS_ERR)
 		snaa_rq_flush(qp);
 	spin_unlock_irqrestore(&qp->rq_lock, flags);
+	snaa_qp_upcalls(qp);
 	return err;
 }

@@ -38,6 +38,8 @@ static const struct rdma_stat_desc snaa_counter_desc[SNAA_CNT_NR] = {
 	[SNAA_CNT_DROP_NO_RECV_WQE].name = "drop_no_recv_wqe",
 	[SNAA_CNT_DROP_MALFORMED].name = "drop_malformed",
 	[SNAA_CNT_DROP_NO_MEM].name = "drop_no_mem",
+	[SNAA_CNT_DROP_ADDRESS].name = "drop_bad_address",
+	[SNAA_CNT_CQE_OVERFLOW].name = "cqe_overflow",
 };
 
 static_assert(SNAA_CNT_DROP_MTU - SNAA_CNT_DROP_FIRST == SNAA_DROP_MTU - 1,

@@ -311,6 +311,7 @@ void snaa_sq_work(struct work_struct *work)
 	mutex_lock(&qp->sq_mutex);
 	more = snaa_sq_process(qp);
 	mutex_unlock(&qp->sq_mutex);
+	snaa_qp_upcalls(qp);
 	if (more) {
 		cond_resched();
 		snaa_sq_schedule(qp);
@@ -346,6 +347,7 @@ static void snaa_sq_kick(struct snaa_qp *qp)
 	    mutex_trylock(&qp->sq_mutex)) {
 		more = snaa_sq_process(qp);
 		mutex_unlock(&qp->sq_mutex);
+		snaa_qp_upcalls(qp);
 	}
 	migrate_enable();
 	if (more)
