@@ -14,7 +14,7 @@
  * post_send/post_recv enter it only to ring a doorbell when the kernel
  * has marked the ring idle.
  */
-#define _POSIX_C_SOURCE 200809L	/* pthread_spin_*, mmap, write in -std=c11 */
+#define _DEFAULT_SOURCE	/* pthread_spin_*, mmap, madvise, write in -std=c11 */
 
 #include <errno.h>
 #include <pthread.h>
@@ -322,11 +322,17 @@ static int snaa_destroy_ah(struct ibv_ah *ibah)
 /* Rings                                                               */
 /* ------------------------------------------------------------------ */
 
-/* mmap() one ring of the uverbs file; NULL with errno set on failure. */
+/*
+ * mmap() one ring of the uverbs file; NULL with errno set on failure.
+ * A forked child must not see the parent's live rings (it would post
+ * into the parent's QPs, or consume its completions): the mapping is
+ * not inherited across fork(2).
+ */
 static void *snaa_map_ring(struct ibv_context *ibctx, const char *what,
 			   uint64_t key, size_t len)
 {
 	void *p;
+	int err;
 
 	p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED,
 		 ibctx->cmd_fd, (off_t)key);
@@ -335,6 +341,15 @@ static void *snaa_map_ring(struct ibv_context *ibctx, const char *what,
 			     "mapping the %s ring (offset %#llx, %zu bytes) failed: %s",
 			     what, (unsigned long long)key, len,
 			     strerror(errno));
+		return NULL;
+	}
+	if (madvise(p, len, MADV_DONTFORK)) {
+		err = errno;
+		snaa_ctx_err(ibctx,
+			     "madvise(MADV_DONTFORK) on the %s ring failed: %s",
+			     what, strerror(err));
+		munmap(p, len);
+		errno = err;
 		return NULL;
 	}
 	return p;
@@ -738,9 +753,10 @@ static int snaa_query_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
  * post_send/post_recv: post under the queue's lock, then, if anything
  * was posted and the kernel has marked the ring idle, ring the doorbell
  * (outside the lock: every poster does its own barrier-and-check, so a
- * second thread's entries are never stranded).  If only the doorbell
- * fails, its errno is returned with *bad_wr = NULL: every WR is in the
- * ring and is processed at the next doorbell that gets through.
+ * second thread's entries are never stranded).  If the doorbell fails,
+ * the kernel cannot be told about the WRs of this call (the device is
+ * gone, or the QP): its errno is returned with *bad_wr at the first of
+ * them, so the caller treats none of them as posted.
  */
 static int snaa_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 			  struct ibv_send_wr **bad_wr)
@@ -765,12 +781,10 @@ static int snaa_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 					    sizeof(qp->sq_db));
 		if (db_err) {
 			snaa_ctx_err(ibqp->context,
-				     "QP %u: SQ doorbell failed: %s; the posted WRs stay queued",
+				     "QP %u: SQ doorbell failed: %s; the work requests of this call are not posted",
 				     ibqp->qp_num, strerror(db_err));
-			if (!err) {
-				*bad_wr = NULL;
-				err = db_err;
-			}
+			*bad_wr = wr;
+			err = db_err;
 		}
 	}
 	return err;
@@ -801,12 +815,10 @@ static int snaa_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 					    sizeof(qp->rq_db));
 		if (db_err) {
 			snaa_ctx_err(ibqp->context,
-				     "QP %u: RQ doorbell failed: %s; the posted WRs stay queued",
+				     "QP %u: RQ doorbell failed: %s; the work requests of this call are not posted",
 				     ibqp->qp_num, strerror(db_err));
-			if (!err) {
-				*bad_wr = NULL;
-				err = db_err;
-			}
+			*bad_wr = wr;
+			err = db_err;
 		}
 	}
 	return err;
