@@ -2300,9 +2300,30 @@ static void hardening_modify(struct vu_dev *da, struct vu_dev *db)
 	fx_teardown(&a, &b);
 }
 
+/* What ibv_query_device reports is what the driver enforces. */
+static void hardening_attrs(struct vu_dev *d)
+{
+	struct ibv_device_attr a;
+	int ret = ibv_query_device(d->ctx, &a);
+	bool ok = eq_ret("ibv_query_device", ret, 0);
+
+	ok = ok && eq("max_sge (send and receive WRs)", a.max_sge, LIM_SGE) &&
+	     eq("max_sge_rd (no RDMA READ)", a.max_sge_rd, 0) &&
+	     eq("max_qp_rd_atom", a.max_qp_rd_atom, 0) &&
+	     eq("max_qp_init_rd_atom", a.max_qp_init_rd_atom, 0) &&
+	     eq("max_res_rd_atom", a.max_res_rd_atom, 0) &&
+	     eq("atomic_cap", a.atomic_cap, IBV_ATOMIC_NONE) &&
+	     eq("max_cqe", a.max_cqe, LIM_CQE) &&
+	     eq("max_srq", a.max_srq, 0) && eq("max_mw", a.max_mw, 0);
+	vu_report(ok, "hardening: ibv_query_device reports the limits the "
+		  "driver enforces (16 SGEs, no RDMA READ or atomics, no SRQ "
+		  "or MW, 65536 CQEs)");
+}
+
 static void case_hardening(struct vu_dev *da, struct vu_dev *db)
 {
 	printf("# case 9: hardening (A %s, B %s)\n", da->name, db->name);
+	hardening_attrs(da);
 	hardening_random(da);
 	hardening_cq_overflow(da, db);
 	hardening_modify(da, db);

@@ -44,6 +44,9 @@
  *  - RQ: the kernel consumes RQEs as packets arrive and needs no kick;
  *    it sets IDLE only while the QP is in the error state, so that new
  *    RQEs are kicked and flushed.
+ *  - Both: IDLE is set for good when the QP is destroyed, so that a
+ *    process still holding the rings (the device was removed under it)
+ *    rings a doorbell at its next post and sees that fail.
  */
 #ifndef SNAA_ABI_USER_H
 #define SNAA_ABI_USER_H

@@ -500,6 +500,13 @@ int snaa_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 
 	WRITE_ONCE(qp->state, IB_QPS_RESET);
 	cancel_work_sync(&qp->sq_work);
+	/*
+	 * A process may keep the rings mapped after the QP is gone (the
+	 * device was removed under it): its next post must ring the
+	 * doorbell, which then fails, instead of queueing silently.
+	 */
+	WRITE_ONCE(qp->sq.ring->flags, SNAA_RING_F_IDLE);
+	WRITE_ONCE(qp->rq.ring->flags, SNAA_RING_F_IDLE);
 	spin_lock_bh(&qp->rq_lock);
 	snaa_recv_abort(qp);
 	spin_unlock_bh(&qp->rq_lock);

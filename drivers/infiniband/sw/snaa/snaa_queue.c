@@ -48,17 +48,24 @@ static void snaa_ring_mem_free(struct snaa_ring_mem *m)
 	kvfree(m);
 }
 
+/*
+ * Ring sizes come from user space: at the memory cgroup's limit the
+ * allocation fails (the verb returns ENOMEM) rather than invoking the
+ * OOM killer.
+ */
+#define SNAA_RING_GFP	(GFP_KERNEL_ACCOUNT | __GFP_RETRY_MAYFAIL | __GFP_NOWARN)
+
 static struct snaa_ring_mem *snaa_ring_mem_alloc(size_t size)
 {
 	unsigned long i, npages = size >> PAGE_SHIFT;
 	struct snaa_ring_mem *m;
 
-	m = kvzalloc(struct_size(m, pages, npages), GFP_KERNEL_ACCOUNT);
+	m = kvzalloc(struct_size(m, pages, npages), SNAA_RING_GFP);
 	if (!m)
 		return NULL;
 	m->npages = npages;
 	for (i = 0; i < npages; i++) {
-		m->pages[i] = alloc_page(GFP_KERNEL_ACCOUNT | __GFP_ZERO);
+		m->pages[i] = alloc_page(SNAA_RING_GFP | __GFP_ZERO);
 		if (!m->pages[i])
 			goto err;
 	}

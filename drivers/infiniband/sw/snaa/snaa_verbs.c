@@ -32,7 +32,8 @@ int snaa_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
 	attr->max_qp_wr = SNAA_MAX_QP_WR;
 	attr->max_send_sge = SNAA_MAX_SGE;
 	attr->max_recv_sge = SNAA_MAX_SGE;
-	attr->max_sge_rd = SNAA_MAX_SGE;
+	/* No RDMA READ yet: no READ SGEs, no READ/atomic resources. */
+	attr->max_sge_rd = 0;
 	attr->max_cq = SNAA_MAX_CQ;
 	attr->max_cqe = SNAA_MAX_CQE;
 	attr->max_mr = SNAA_MAX_MR;
