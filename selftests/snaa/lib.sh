@@ -7,6 +7,10 @@
 # host.
 
 SNAA_TOP=${SNAA_TOP:-$(cd "$(dirname "$0")/../.." && pwd)}
+# Where the test scripts are: the repository's selftests/snaa, or a
+# kselftest install directory (scripts/kselftest.sh) with the programs
+# the kernel's lib.mk built next to them.
+SNAA_TEST_DIR=$(cd "$(dirname "$0")" && pwd)
 # The module built for the running kernel (scripts/modbuild.sh): in place
 # for the default kernel, under build/kver/KVER/ for another one.
 SNAA_KO=$SNAA_TOP/$(sh "$SNAA_TOP/scripts/modbuild.sh" "$(uname -r)")/snaa.ko
@@ -54,7 +58,8 @@ snaa_skip() {
 
 # snaa_build VAR NAME: set VAR to a usable binary of the selftests/snaa
 # program NAME (see its Makefile).  If VAR is set already, it must name an
-# executable.  Else selftests/snaa/NAME is used if make says it is up to
+# executable.  In a kselftest install directory, the NAME installed there
+# is used.  Else selftests/snaa/NAME is used if make says it is up to
 # date ("make -C selftests/snaa" builds it), else NAME is built with that
 # Makefile into a temporary directory (the VM's /tmp; nothing is written
 # into the tree).  Skips the test if the program cannot be built.
@@ -65,6 +70,13 @@ snaa_build() {
 		return 0
 	fi
 	sb_dir=$SNAA_TOP/selftests/snaa
+	[ -f "$sb_dir/lib.sh" ] ||
+		snaa_skip "SNAA_TOP=$SNAA_TOP is not the snaa repository; set it"
+	# Installed by kselftest: use the programs installed with us.
+	if [ "$SNAA_TEST_DIR" != "$sb_dir" ] && [ -x "$SNAA_TEST_DIR/$2" ]; then
+		eval "$1=\$SNAA_TEST_DIR/\$2"
+		return 0
+	fi
 	if make -s -q -C "$sb_dir" "$2" 2>/dev/null; then
 		sb_bin=$sb_dir/$2
 	else
@@ -211,4 +223,96 @@ snaa_device_exists() {
 
 snaa_device_gone() {
 	[ ! -e "/sys/class/infiniband/$1" ]
+}
+
+# ---- uc_target control ------------------------------------------------------
+# uc_target (uc_target.c) instances T1..T4 run in namespace $TGT_NS on
+# RDMA device $TGT_DEV with a path to GID ::ffff:$TGT_DGID; their FIFOs
+# and output live in $TGT_TMP.  The caller sets those four variables and
+# UC_TARGET, and kills $T1_PID.. at cleanup (tgt_stop_all).
+
+# tgt_fd T: the file descriptor feeding target T (T1 .. T4).
+tgt_fd() {
+	case $1 in
+	T1) echo 3 ;;
+	T2) echo 4 ;;
+	T3) echo 5 ;;
+	T4) echo 6 ;;
+	esac
+}
+
+# tgt_start T ARGS...: start uc_target T; its info line ends up in $T_INFO.
+tgt_start() {
+	t=$1
+	shift
+	mkfifo "$TGT_TMP/$t.in" || return 1
+	ip netns exec "$TGT_NS" "$UC_TARGET" --dev "$TGT_DEV" \
+		--dgid "$TGT_DGID" "$@" <"$TGT_TMP/$t.in" \
+		>"$TGT_TMP/$t.out" 2>"$TGT_TMP/$t.err" &
+	eval "${t}_PID=\$!"
+	case $t in
+	T1) exec 3>"$TGT_TMP/$t.in" ;;
+	T2) exec 4>"$TGT_TMP/$t.in" ;;
+	T3) exec 5>"$TGT_TMP/$t.in" ;;
+	T4) exec 6>"$TGT_TMP/$t.in" ;;
+	esac
+	if ! wait_for 30 grep -q '^qpn=' "$TGT_TMP/$t.out"; then
+		echo "# $t did not start:"
+		sed 's/^/# /' "$TGT_TMP/$t.err"
+		return 1
+	fi
+	eval "${t}_INFO=\$(grep '^qpn=' \"\$TGT_TMP/\$t.out\")"
+}
+
+# tgt_stop_all: kill every target started and close its FIFO.
+tgt_stop_all() {
+	for p in ${T1_PID:-} ${T2_PID:-} ${T3_PID:-} ${T4_PID:-}; do
+		kill "$p" 2>/dev/null
+	done
+	for p in ${T1_PID:-} ${T2_PID:-} ${T3_PID:-} ${T4_PID:-}; do
+		wait "$p" 2>/dev/null
+	done
+	T1_PID= T2_PID= T3_PID= T4_PID=
+	exec 3>&- 4>&- 5>&- 6>&-
+}
+
+# field KEY LINE: the value of KEY=VALUE in LINE.
+field() {
+	printf '%s\n' "$2" | tr ' ' '\n' | sed -n "s/^$1=//p"
+}
+
+# tgt_cmd T COMMAND: send COMMAND, print the answer (without "end").
+# Commands are answered in order; the answer to this one follows the
+# last "end" already in the output (tgt_cmd runs in subshells: the
+# count must come from the file).
+tgt_cmd() {
+	t=$1
+	fd=$(tgt_fd "$t")
+	n=$(($(grep -c '^end$' "$TGT_TMP/$t.out") + 1))
+	# shellcheck disable=SC2039,SC3021 # fd number from a variable
+	eval "printf '%s\n' \"\$2\" >&$fd" || return 1
+	tries=300
+	while [ "$(grep -c '^end$' "$TGT_TMP/$t.out")" -lt "$n" ]; do
+		tries=$((tries - 1))
+		[ "$tries" -gt 0 ] || { echo "error: $t does not answer"; return 1; }
+		sleep 0.1
+	done
+	awk -v n="$n" 'BEGIN { e = 0 }
+		/^end$/ { e++; next }
+		e == n - 1 && !/^qpn=/' "$TGT_TMP/$t.out"
+}
+
+# ---- counters --------------------------------------------------------------
+
+# cnt_snap DEV FILE: "name value" for every hw counter of DEV (port 1).
+cnt_snap() {
+	awk '{ n = FILENAME; sub(/.*\//, "", n); print n, $0 }' \
+		"/sys/class/infiniband/$1/ports/1/hw_counters"/* >"$2"
+}
+
+# cnt_delta BEFORE AFTER NAME: how much counter NAME grew between the
+# snapshots (empty if there is no such counter).
+cnt_delta() {
+	awk -v k="$3" 'NR == FNR { if ($1 == k) b = $2; next }
+		$1 == k { print $2 - b }' "$1" "$2"
 }

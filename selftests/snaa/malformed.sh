@@ -80,20 +80,14 @@ snaa_build UC_TARGET uc_target
 
 # ---- setup and cleanup -----------------------------------------------------
 
-T1_PID=
-T2_PID=
-T3_PID=
-T4_PID=
+TGT_NS=$NS
+TGT_DEV=$DEV
+TGT_DGID=$ADDR0
+TGT_TMP=$MF_TMP
 
 mf_cleanup() {
 	trap - EXIT INT TERM
-	for p in $T1_PID $T2_PID $T3_PID $T4_PID; do
-		kill "$p" 2>/dev/null
-	done
-	for p in $T1_PID $T2_PID $T3_PID $T4_PID; do
-		wait "$p" 2>/dev/null
-	done
-	exec 3>&- 4>&- 5>&- 6>&-
+	tgt_stop_all
 	ip netns exec "$NS" rdma link delete "$DEV" 2>/dev/null
 	ip netns del "$NS" 2>/dev/null
 	ip link del veth0 2>/dev/null
@@ -142,73 +136,11 @@ mf_setup || snaa_skip "setup failed (snaa module, veth, namespace $NS, or no" \
 	"GID ::ffff:$ADDR1 on $DEV)"
 DMESG_LINES=$(dmesg | wc -l)
 
-# ---- uc_target control ------------------------------------------------------
-
-# tgt_fd T: the file descriptor feeding target T (T1, T2, T3).
-tgt_fd() {
-	case $1 in
-	T1) echo 3 ;;
-	T2) echo 4 ;;
-	T3) echo 5 ;;
-	T4) echo 6 ;;
-	esac
-}
-
-# tgt_start T ARGS...: start uc_target in the namespace; its info line ends
-# up in $T_INFO.
-tgt_start() {
-	t=$1
-	shift
-	mkfifo "$MF_TMP/$t.in" || return 1
-	ip netns exec "$NS" "$UC_TARGET" --dev "$DEV" --dgid "$ADDR0" "$@" \
-		<"$MF_TMP/$t.in" >"$MF_TMP/$t.out" 2>"$MF_TMP/$t.err" &
-	eval "${t}_PID=\$!"
-	case $t in
-	T1) exec 3>"$MF_TMP/$t.in" ;;
-	T2) exec 4>"$MF_TMP/$t.in" ;;
-	T3) exec 5>"$MF_TMP/$t.in" ;;
-	T4) exec 6>"$MF_TMP/$t.in" ;;
-	esac
-	if ! wait_for 30 grep -q '^qpn=' "$MF_TMP/$t.out"; then
-		echo "# $t did not start:"
-		sed 's/^/# /' "$MF_TMP/$t.err"
-		return 1
-	fi
-	eval "${t}_INFO=\$(grep '^qpn=' \"\$MF_TMP/\$t.out\")"
-}
-
-# field KEY LINE: the value of KEY=VALUE in LINE.
-field() {
-	printf '%s\n' "$2" | tr ' ' '\n' | sed -n "s/^$1=//p"
-}
-
-# tgt_cmd T COMMAND: send COMMAND, print the answer (without "end").
-# Commands are answered in order; the answer to this one follows the
-# last "end" already in the output (tgt_cmd runs in subshells: the
-# count must come from the file).
-tgt_cmd() {
-	t=$1
-	fd=$(tgt_fd "$t")
-	n=$(($(grep -c '^end$' "$MF_TMP/$t.out") + 1))
-	# shellcheck disable=SC2039,SC3021 # fd number from a variable
-	eval "printf '%s\n' \"\$2\" >&$fd" || return 1
-	tries=300
-	while [ "$(grep -c '^end$' "$MF_TMP/$t.out")" -lt "$n" ]; do
-		tries=$((tries - 1))
-		[ "$tries" -gt 0 ] || { echo "error: $t does not answer"; return 1; }
-		sleep 0.1
-	done
-	awk -v n="$n" 'BEGIN { e = 0 }
-		/^end$/ { e++; next }
-		e == n - 1 && !/^qpn=/' "$MF_TMP/$t.out"
-}
-
 # ---- counters ----------------------------------------------------------------
 
-# snap FILE: "name value" for every counter.
+# snap FILE: "name value" for every counter of $DEV.
 snap() {
-	awk '{ n = FILENAME; sub(/.*\//, "", n); print n, $0 }' \
-		"$CNT_DIR"/* >"$1"
+	cnt_snap "$DEV" "$1"
 }
 
 # deltas: "name delta" per counter, from $MF_TMP/before and $MF_TMP/after.

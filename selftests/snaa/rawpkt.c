@@ -27,6 +27,11 @@
  *   5. --truncate N removes the last N bytes of the UDP payload (ICRC
  *      first) and fixes the IP total length, IP checksum and UDP length
  *      so that the IP and UDP layers still deliver the frame.
+ *
+ * --mutate N sends N mutants of that packet instead (the packet fuzzer of
+ * fuzz.sh): each draws new values for some of the fields above and may
+ * then have bytes of its RoCE part flipped, keeping valid IP and UDP
+ * headers, so that every frame reaches snaa; see mutate().
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -96,6 +101,8 @@ struct opts {
 	uint64_t seed;
 	uint32_t garbage_max;
 	int garbage_icrc;
+	unsigned long mutate;
+	uint32_t mutate_max;
 
 	int print, no_send, verbose;
 };
@@ -105,7 +112,7 @@ static struct opts o = {
 	.opcode = 0x2a, .pkey = SNAA_DEFAULT_PKEY, .fill = -1, .pad = -1,
 	.pad_count = -1,
 	.qkey = 0x11111111, .sqpn = 1, .count = 1, .seed = 1,
-	.garbage_max = 256,
+	.garbage_max = 256, .mutate_max = 1400,
 };
 
 static void usage(FILE *f)
@@ -175,6 +182,18 @@ static void usage(FILE *f)
 "                      fields often fixed up (TVer 0, P_Key 0xffff, a UC\n"
 "                      opcode, --qpn if given, aligned length) and a valid\n"
 "                      ICRC, so that it gets past the ICRC check\n"
+"\n"
+"Fuzzing:\n"
+"  --mutate N          send N mutants of the packet the options describe:\n"
+"                      random values for some of opcode, BTH fields, PSN\n"
+"                      (near --psn), QPN, P_Key, RETH VA / R_Key / DMA\n"
+"                      length, immediate, DETH, payload length (up to\n"
+"                      --mutate-max-len), pad, cut; then sometimes random\n"
+"                      bytes of the RoCE part flipped; 1 in 16 with a bad\n"
+"                      ICRC.  IP and UDP stay valid.  PRNG seeded by\n"
+"                      --seed; the same seed gives the same frames.  Prints\n"
+"                      \"mutants=N icrc_ok=N icrc_bad=N\" at the end\n"
+"  --mutate-max-len N  longest mutant payload (default 1400)\n"
 "\n"
 "Other:\n"
 "  --print             hex dump every frame sent on stdout\n"
@@ -577,6 +596,129 @@ static size_t build_garbage(uint8_t *frame)
 	return ETH_HDR + ip_hlen() + UDP_HDR + len + SNAA_ICRC_BYTES;
 }
 
+/* ---- mutants ------------------------------------------------------- */
+
+static unsigned long mutants_bad_icrc;
+
+/* A random value near @base: equal, a little off, or anything. */
+static uint64_t near(uint64_t base, uint64_t span)
+{
+	switch (rng() % 8) {
+	case 0:
+		return rng();
+	case 1:
+		return base - 1 - rng() % span;
+	case 2:
+	case 3:
+		return base + rng() % span;
+	default:
+		return base;
+	}
+}
+
+/* Some boundary value of a field of @bits bits. */
+static uint64_t edge(int bits)
+{
+	static const uint64_t v[] = { 0, 1, 0x7f, 0x80, 0xff, 0xffff,
+				      0xffffff, 0x7fffffff, 0xffffffff,
+				      0x8000000000000000ULL, ~0ULL };
+	uint64_t x = v[rng() % (sizeof(v) / sizeof(v[0]))];
+
+	return bits >= 64 ? x : x & ((1ULL << bits) - 1);
+}
+
+/*
+ * Build a mutant of the packet the options describe into @frame: new
+ * values for some fields (each field is kept as given most of the time,
+ * so mutants reach deep into the receive path), then maybe flipped bytes
+ * in the RoCE part and a fresh ICRC, or a bad one.  The IP and UDP
+ * headers stay valid: every frame is handed to snaa.
+ */
+static size_t build_mutant(uint8_t *frame)
+{
+	static const uint32_t lens[] = { 0, 1, 3, 4, 63, 64, 255, 256, 257,
+					 1023, 1024, 1025 };
+	const struct opts base = o;
+	size_t len, body, i, hdr;
+	uint8_t *bth;
+
+	switch (rng() % 8) {
+	case 0:
+		o.opcode = (int)(rng() & 0xff);
+		break;
+	case 1:
+	case 2:
+		o.opcode = (int)(SNAA_OPCODE_UC + rng() % 12);
+		break;
+	case 3:
+		o.opcode = (int)(rng() % 0x18);		/* RC */
+		break;
+	}
+	o.psn = (uint32_t)near(o.psn, 8) & SNAA_PSN_MASK;
+	if (!(rng() % 16))
+		o.qpn = (uint32_t)(rng() & 1 ? rng() : edge(24)) & SNAA_QPN_MASK;
+	if (!(rng() % 16))
+		o.pkey = (uint16_t)(rng() & 1 ? rng() : edge(16));
+	if (!(rng() % 16))
+		o.tver = (int)(rng() & 15);
+	o.se = (int)(rng() & 1);
+	o.ackreq = (int)(rng() & 1);
+	o.mig = !(rng() % 8);
+	o.resv8a = rng() % 8 ? 0 : (uint8_t)rng();
+	if (rng() % 2)
+		o.va = rng() % 4 ? near(o.va, 65536) : edge(64);
+	if (!(rng() % 4))
+		o.rkey = (uint32_t)(rng() % 2 ? rng() : o.rkey ^ (1u << rng() % 32));
+	if (rng() % 2) {
+		o.have_dma_len = 1;
+		o.dma_len = (uint32_t)(rng() % 2 ? near(o.payload_len, 4096) :
+					edge(32));
+	}
+	if (!(rng() % 4))
+		o.imm = (uint32_t)rng();
+	if (!(rng() % 4)) {
+		o.qkey = (uint32_t)(rng() % 2 ? rng() : edge(32));
+		o.sqpn = (uint32_t)rng() & SNAA_QPN_MASK;
+	}
+	o.payload_len = rng() % 2 ? lens[rng() % (sizeof(lens) / sizeof(lens[0]))] :
+				    (uint32_t)(rng() % (o.mutate_max + 1));
+	if (o.payload_len > o.mutate_max)
+		o.payload_len = o.mutate_max;
+	o.fill = rng() % 2 ? -1 : (int)(rng() & 0xff);
+	o.pad = -1;
+	o.pad_count = -1;
+	if (!(rng() % 16))
+		o.pad = (int)(rng() & 3);
+	if (!(rng() % 16))
+		o.pad_count = (int)(rng() & 3);
+	o.bad_icrc = !(rng() % 16);
+	mutants_bad_icrc += o.bad_icrc;
+
+	len = build_packet(frame, o.psn);
+	bth = bth_of(frame);
+	body = len - (size_t)(bth - frame) - SNAA_ICRC_BYTES;
+	o.cut = 0;
+	if (!(rng() % 16) && body > SNAA_BTH_BYTES) {
+		/* shorter, with an ICRC valid for what is left */
+		body -= 1 + rng() % (body - SNAA_BTH_BYTES);
+		put_headers(frame, body + SNAA_ICRC_BYTES);
+		put_icrc(frame, body, o.bad_icrc);
+		len = (size_t)(bth - frame) + body + SNAA_ICRC_BYTES;
+	}
+	if (!(rng() % 4)) {
+		/* flip bytes of the headers (mostly) or the payload */
+		hdr = body < 48 ? body : 48;
+		for (i = 1 + rng() % 4; i; i--) {
+			size_t at = rng() % 4 ? rng() % hdr : rng() % body;
+
+			bth[at] ^= (uint8_t)(1 + rng() % 255);
+		}
+		put_icrc(frame, body, o.bad_icrc);
+	}
+	o = base;
+	return len;
+}
+
 /* ---- main ---------------------------------------------------------- */
 
 static void hexdump(const uint8_t *p, size_t len)
@@ -596,7 +738,7 @@ enum {
 	O_IP_OPTS, O_CUT,
 	O_BAD_ICRC, O_TRUNCATE, O_UDP_LEN_LIE, O_COUNT, O_PSN_INC, O_GARBAGE,
 	O_SEED, O_GARBAGE_MAX, O_GARBAGE_ICRC, O_PRINT, O_NO_SEND,
-	O_LIST_OPCODES,
+	O_LIST_OPCODES, O_MUTATE, O_MUTATE_MAX,
 };
 
 static const struct option lopts[] = {
@@ -641,6 +783,8 @@ static const struct option lopts[] = {
 	{ "seed", required_argument, NULL, O_SEED },
 	{ "garbage-max-len", required_argument, NULL, O_GARBAGE_MAX },
 	{ "garbage-icrc", no_argument, NULL, O_GARBAGE_ICRC },
+	{ "mutate", required_argument, NULL, O_MUTATE },
+	{ "mutate-max-len", required_argument, NULL, O_MUTATE_MAX },
 	{ "print", no_argument, NULL, O_PRINT },
 	{ "no-send", no_argument, NULL, O_NO_SEND },
 	{ "verbose", no_argument, NULL, 'v' },
@@ -812,6 +956,14 @@ static void parse_args(int argc, char **argv)
 		case O_GARBAGE_ICRC:
 			o.garbage_icrc = 1;
 			break;
+		case O_MUTATE:
+			o.mutate = (unsigned long)opt_u64("--mutate", optarg,
+							  100000000);
+			break;
+		case O_MUTATE_MAX:
+			o.mutate_max = (uint32_t)opt_u64("--mutate-max-len",
+							 optarg, MAX_PAYLOAD);
+			break;
 		case O_PRINT:
 			o.print = 1;
 			break;
@@ -836,6 +988,9 @@ static void parse_args(int argc, char **argv)
 	if (!o.garbage && !o.have_qpn)
 		opt_usage_error("%s is required (except with --garbage)",
 				"--qpn");
+	if (o.mutate && o.garbage)
+		opt_usage_error("%s and %s exclude each other", "--mutate",
+				"--garbage");
 	if (o.garbage_icrc && o.garbage_max < SNAA_BTH_BYTES + SNAA_ICRC_BYTES)
 		opt_usage_error("%s must be at least 16 with --garbage-icrc",
 				"--garbage-max-len");
@@ -889,10 +1044,11 @@ int main(int argc, char **argv)
 		memcpy(sll.sll_addr, o.dmac, 6);
 	}
 
-	n = o.garbage ? o.garbage : o.count;
+	n = o.mutate ? o.mutate : o.garbage ? o.garbage : o.count;
 	for (i = 0; i < n; i++) {
 		uint32_t psn = o.psn_inc ? snaa_psn_add(o.psn, (__u32)i) : o.psn;
-		size_t len = o.garbage ? build_garbage(frame) :
+		size_t len = o.mutate ? build_mutant(frame) :
+			     o.garbage ? build_garbage(frame) :
 					 build_packet(frame, psn);
 
 		if (o.verbose)
@@ -916,5 +1072,8 @@ int main(int argc, char **argv)
 	if (fd >= 0)
 		close(fd);
 	free(o.payload_hex);
+	if (o.mutate)
+		printf("mutants=%lu icrc_ok=%lu icrc_bad=%lu\n", n,
+		       n - mutants_bad_icrc, mutants_bad_icrc);
 	return 0;
 }
