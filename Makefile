@@ -4,9 +4,10 @@
 #
 #   make            module (W=1) + rdma-core provider + host tests
 #   make check      deps, build, host unit tests, VM tests on the default
-#                   kernel and on 6.12 (from bookworm-backports, installed by
-#                   the deps step; SNAA_BACKPORTS=0 skips it); ends
-#                   "N passed, N failed"
+#                   kernel, on 6.12 (from bookworm-backports, installed by
+#                   the deps step; SNAA_BACKPORTS=0 skips it) and on the
+#                   debug kernel (KASAN, lockdep, kmemleak: built once per
+#                   machine); ends "N passed, N failed"
 #   make demo       deps, build, boot the VM, show an snaa device
 #   make install    module + provider (honours DESTDIR)
 #   make deps       install the build/test dependencies with apt-get
@@ -30,7 +31,8 @@ KTEST_BUILD := $(PWD)/$(shell sh scripts/modbuild.sh '$(KVER)' $(KTEST_DIR))
 export SNAA_KVER := $(KVER)
 
 .PHONY: all modules provider unit selftests ktest install modules_install \
-	dkms-install check check-deps check-host check-vm check-compat demo deps \
+	dkms-install check check-deps check-host check-vm check-compat \
+	check-debug demo deps \
 	style sparse clean help bench
 
 all: modules provider unit selftests ktest
@@ -95,6 +97,11 @@ check-vm: all
 
 check-compat: all
 	sh scripts/check.sh compat
+
+# The VM tests on the debug kernel (built once per machine, cached in
+# /var/cache/snaa; scripts/debug-kernel.sh).
+check-debug: all
+	sh scripts/check.sh debug
 
 # bench.sh builds what it measures itself (and still measures rxe and the
 # UDP ceiling if the snaa build fails).

@@ -3,7 +3,7 @@
 #
 # Run the test suites and print the total as "N passed, N failed".
 #
-#   scripts/check.sh [host|kbuild|vm|compat|all]     (default: all)
+#   scripts/check.sh [host|kbuild|vm|compat|debug|all]   (default: all)
 #
 #   host    unit tests and provider tests on the host
 #   kbuild  W=1 + sparse build of snaa.ko for the default kernel and for
@@ -12,6 +12,9 @@
 #           kernel ($SNAA_KVER, else scripts/kver.sh: bookworm's 6.1)
 #   compat  the VM tests in $SNAA_COMPAT_TESTS on every compat kernel
 #           (builds the module for it first)
+#   debug   the VM tests in $SNAA_DEBUG_TESTS on the debug kernel (KASAN,
+#           lockdep, kmemleak, UBSAN, DEBUG_OBJECTS, KFENCE), built once
+#           per machine by scripts/debug-kernel.sh; any report fails
 #
 # The compat kernels are $SNAA_COMPAT_KVERS if set (empty: none), else the
 # newest installed 6.12 *-amd64 kernel with headers (bookworm-backports,
@@ -29,6 +32,10 @@ what=${1:-all}
 : "${SNAA_KVER:=$(sh scripts/kver.sh)}"
 export SNAA_KVER
 : "${SNAA_COMPAT_TESTS:=device.sh uc_snaa.sh uc_interop.sh malformed.sh verbs.sh ktest.sh}"
+# Everything but the benchmarks-like perftest runs, whose timing means
+# nothing under KASAN.
+: "${SNAA_DEBUG_TESTS:=$(sed -n 's/^TEST_PROGS *:= *//p' selftests/snaa/Makefile |
+	tr ' ' '\n' | grep -v '^perf_' | tr '\n' ' ')}"
 
 # The newest 6.12 kernel that has headers and an image, unless it is the
 # default kernel already.
@@ -120,6 +127,40 @@ if [ "$what" = compat ] || [ "$what" = all ]; then
 			--timeout 900 -- sh selftests/snaa/run_tests.sh \
 			$SNAA_COMPAT_TESTS
 	done
+fi
+
+if [ "$what" = debug ] || [ "$what" = all ]; then
+	# Builds the kernel the first time on a machine (minutes), then
+	# reuses it from the cache.
+	if dk=$(sh scripts/debug-kernel.sh); then
+		if make -s modules ktest KVER="$dk" >"$log.out" 2>&1 &&
+		   sh scripts/modroot.sh "$dk"; then
+			# shellcheck disable=SC2086 # a list of test names
+			suite "vm-debug" selftests/vm/run --kernel "$dk" \
+				--timeout 3000 -- sh selftests/snaa/run_tests.sh \
+				$SNAA_DEBUG_TESTS
+			# The same collection through the kernel's kselftest
+			# framework, as a kernel developer runs it in-tree.
+			if ks=$(sh scripts/kselftest.sh 2>"$log.out"); then
+				suite "vm-kselftest" selftests/vm/run \
+					--kernel "$dk" --timeout 1200 -- \
+					env SNAA_TOP="$PWD" "$ks/run_kselftest.sh" \
+					-t snaa:device.sh -t snaa:malformed.sh \
+					-t snaa:ktest.sh
+			else
+				cat "$log.out"
+				echo "not ok - kselftest: scripts/kselftest.sh failed"
+				failed=$((failed + 1))
+			fi
+		else
+			cat "$log.out"
+			echo "not ok - debug: building snaa.ko for $dk failed"
+			failed=$((failed + 1))
+		fi
+	else
+		echo "not ok - debug: scripts/debug-kernel.sh failed"
+		failed=$((failed + 1))
+	fi
 fi
 
 if [ $((passed + failed)) = 0 ]; then

@@ -11,10 +11,13 @@
 # / linux-headers-amd64 meta-packages keep their bookworm versions.
 set -eu
 
+# The debug kernel of the VM tests (scripts/debug-kernel.sh) is built
+# from linux-source-6.1 with flex, bison, bc and libelf (objtool).
 pkgs="build-essential pkg-config linux-headers-amd64 linux-image-amd64
 qemu-system-x86 busybox-static cpio kmod xz-utils sparse
 rdma-core libibverbs-dev librdmacm-dev ibverbs-utils rdmacm-utils
-perftest iproute2 procps"
+perftest iproute2 procps
+linux-source-6.1 flex bison bc libelf-dev rsync"
 
 bpo_list=/etc/apt/sources.list.d/snaa-bookworm-backports.list
 

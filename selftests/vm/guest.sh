@@ -13,6 +13,9 @@
 #   cwd     directory to run CMD in, terminated by a NUL byte
 #   result  written here: "TOKEN STATUS" once CMD has exited
 #   dmesg   written here: the kernel log after CMD has exited
+#   kmemleak  written here on a kernel with kmemleak: the leaks CMD left
+#           behind (objects allocated during the run and referenced from
+#           nowhere afterwards), empty if none
 #
 # CMD's stdout and stderr go to /dev/hvc0 (a virtio console that the host
 # streams to its stdout); this script's own messages go to the kernel
@@ -124,6 +127,14 @@ bb stty -F "$out" raw -echo || die "cannot set up $out"
 
 cd -- "$cwd" || die "cannot cd to $cwd"
 
+# kmemleak (debug kernels): only what the command leaks counts, so
+# whatever boot left behind is scanned and forgotten first.
+kmemleak=/sys/kernel/debug/kmemleak
+if [[ -w $kmemleak ]]; then
+	echo scan >"$kmemleak" 2>/dev/null
+	echo clear >"$kmemleak" 2>/dev/null
+fi
+
 # Not the command line itself: the host scans this log for "BUG:" etc.
 say "starting the command"
 (
@@ -149,6 +160,15 @@ say "command exited with status $rc"
 # tcsetattr(TCSADRAIN) waits until everything CMD wrote to hvc0 has gone out.
 bb stty -F "$out" raw -echo
 
+if [[ -w $kmemleak ]]; then
+	# kmemleak reports objects older than 5 s that two scans in a row
+	# found unreferenced.
+	say "scanning for memory leaks"
+	bb sleep 6
+	echo scan >"$kmemleak" 2>/dev/null
+	echo scan >"$kmemleak" 2>/dev/null
+	cat "$kmemleak" >"$share/kmemleak" 2>/dev/null
+fi
 dmesg >"$share/dmesg"
 printf '%s %d\n' "$token" "$rc" >"$share/result"
 poweroff_now
