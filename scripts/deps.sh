@@ -11,10 +11,11 @@
 # / linux-headers-amd64 meta-packages keep their bookworm versions.
 set -eu
 
+# clang and libclang-rt-14-dev: libFuzzer and the sanitizers (tests/fuzz).
 pkgs="build-essential pkg-config linux-headers-amd64 linux-image-amd64
 qemu-system-x86 busybox-static cpio kmod xz-utils sparse
 rdma-core libibverbs-dev librdmacm-dev ibverbs-utils rdmacm-utils
-perftest iproute2 procps"
+perftest iproute2 procps clang libclang-rt-14-dev"
 
 bpo_list=/etc/apt/sources.list.d/snaa-bookworm-backports.list
 
