@@ -6,7 +6,8 @@
  * it.  Input: up to 32 bytes, read as fields (missing bytes are 0):
  *
  *   0-3 a, 4-7 b, 8-11 n, 12-15 m1, 16-19 m2, 20-23 len (big-endian u32)
- *   24 MTU choice, 25-26 snaa_req_opcode() arguments, 27 AETH type/value
+ *   24 MTU choice, 25-26 snaa_req_opcode() arguments, 27 AETH type/value,
+ *   28-29 two opcodes, 30 bit 0: no previous packet
  *
  * Oracles (identities, each against a direct computation in 64 bits):
  * - snaa_psn_add(a, n) is (a + n) mod 2^24;
@@ -25,6 +26,10 @@
  * - snaa_req_opcode() returns an opcode exactly for the combinations
  *   that exist (RC/UC SEND and WRITE, UD SEND ONLY), and its table
  *   entry has that transport, kind, position, ImmDt and RETH;
+ * - snaa_opcode_seq(): a packet that continues a message (MIDDLE, LAST)
+ *   must follow a FIRST or MIDDLE of the same kind, one that starts a
+ *   message (FIRST, ONLY) must not; for implemented opcodes, whose
+ *   position and kind flags fuzz_parse checks against IBA;
  * - the AETH syndrome helpers and codec, and the byte-order helpers,
  *   give back what they were given.
  */
@@ -158,6 +163,40 @@ static void check_req_opcode(uint8_t x, uint8_t y)
 		   last, imm, i->name);
 }
 
+static const struct snaa_opcode_info *implemented(uint8_t opcode)
+{
+	const struct snaa_opcode_info *i = snaa_opcode_lookup(opcode);
+
+	return i && !(i->flags & SNAA_OPF_UNSUPPORTED) ? i : NULL;
+}
+
+static void check_seq(uint8_t prev_op, uint8_t cur_op, int none)
+{
+	const uint32_t cont = SNAA_OPF_MIDDLE | SNAA_OPF_LAST;
+	const struct snaa_opcode_info *prev = implemented(prev_op);
+	const struct snaa_opcode_info *cur = implemented(cur_op);
+	enum snaa_seq want, got;
+	int open;
+
+	if (!cur || (!prev && !none))
+		return;
+	if (none)
+		prev = NULL;
+	/* a message is open after its FIRST or a MIDDLE */
+	open = prev && (prev->flags & (SNAA_OPF_FIRST | SNAA_OPF_MIDDLE));
+	if (!open)
+		want = cur->flags & cont ? SNAA_SEQ_MISSING_FIRST : SNAA_SEQ_OK;
+	else if (!(cur->flags & cont) ||
+		 (cur->flags & SNAA_OPF_KIND_MASK) !=
+		 (prev->flags & SNAA_OPF_KIND_MASK))
+		want = SNAA_SEQ_MISSING_LAST;
+	else
+		want = SNAA_SEQ_OK;
+	got = snaa_opcode_seq(prev, cur);
+	FUZZ_CHECK(got == want, "opcode_seq(%s, %s) = %d, want %d",
+		   prev ? prev->name : "none", cur->name, got, want);
+}
+
 static void check_codecs(uint32_t a, uint32_t b, uint8_t t)
 {
 	enum snaa_aeth_type type = (enum snaa_aeth_type)(t & 3);
@@ -207,5 +246,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	check_len(fz_be(in + 20, 4), mtu);
 	check_req_opcode(in[25], in[26]);
 	check_codecs(a, b, in[27]);
+	check_seq(in[28], in[29], in[30] & 1);
 	return 0;
 }

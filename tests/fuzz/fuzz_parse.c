@@ -18,16 +18,17 @@
  *    A rejected packet carries no payload offsets, and @op is set
  *    exactly when the opcode has a table entry and got checked.
  *
- * 2. Decoding.  For an accepted packet: the table entry agrees with the
- *    IBA header layout (ref_layout(): which extension headers, their
- *    offsets, the header length); payload offset, payload, pad and ICRC
- *    add up to the buffer; every decoded field equals a big-endian load
- *    at its IBA offset; fields of absent headers stay zero; and encoding
- *    the decoded headers with the *_set() codecs into a buffer holding
- *    the complement of the input gives back the input bytes exactly -
- *    except DETH byte 4 (reserved, not decoded, written as 0 by
- *    snaa_deth_set()), which must come out 0.  The single-field
- *    accessors and the PSN/AckReq setters touch only their own bits.
+ * 2. Decoding.  For an accepted packet: the table entry agrees with
+ *    IBA (position, kind, direction, and ref_layout(): which extension
+ *    headers, their offsets, the header length); payload offset,
+ *    payload, pad and ICRC add up to the buffer; every decoded field
+ *    equals a big-endian load at its IBA offset; fields of absent
+ *    headers stay zero; and encoding the decoded headers with the
+ *    *_set() codecs into a buffer holding the complement of the input
+ *    gives back the input bytes exactly - except DETH byte 4 (reserved,
+ *    not decoded, written as 0 by snaa_deth_set()), which must come out
+ *    0.  The single-field accessors and the PSN/AckReq setters touch
+ *    only their own bits.
  *
  * 3. MTU.  snaa_pkt_check_mtu() for the five IB MTUs and one MTU from
  *    the input: FIRST and MIDDLE packets carry exactly the MTU, LAST and
@@ -55,6 +56,8 @@ enum ref_class { REF_RESERVED, REF_UNSUPPORTED, REF_SUPPORTED };
 /* An opcode snaa implements, as IBA Vol 1 9.2-9.4 describes it. */
 struct ref_op {
 	enum ref_pos pos;
+	uint32_t kind;	/* SNAA_OPF_SEND, _WRITE, _READ, _ATOMIC or _ACK */
+	int resp;	/* sent by the responder */
 	int payload;	/* may carry a payload */
 	int ud;		/* datagram: the multicast QPN is allowed */
 	/* extension headers present */
@@ -87,6 +90,17 @@ static int ref_rc_op(unsigned int op, struct ref_op *r)
 	default:
 		return 0;
 	}
+	if (op <= 0x05 || op >= 0x16)
+		r->kind = SNAA_OPF_SEND;
+	else if (op <= 0x0b)
+		r->kind = SNAA_OPF_WRITE;
+	else if (op <= 0x10)
+		r->kind = SNAA_OPF_READ;	/* request and responses */
+	else if (op == 0x11)
+		r->kind = SNAA_OPF_ACK;
+	else
+		r->kind = SNAA_OPF_ATOMIC;	/* requests and atomic ACK */
+	r->resp = op >= 0x0d && op <= 0x12;
 	/* SEND, RDMA WRITE, READ responses, SEND with invalidate */
 	r->payload = op <= 0x0b || (op >= 0x0d && op <= 0x10) || op >= 0x16;
 	r->reth = op == 0x06 || op == 0x0a || op == 0x0b || op == 0x0c;
@@ -283,6 +297,10 @@ static void check_table(const struct snaa_opcode_info *op, uint8_t opcode,
 		   (r->pos == RP_LAST || r->pos == RP_ONLY),
 		   "%s: START/END in flags 0x%x", op->name, f);
 	FUZZ_CHECK(!!(f & SNAA_OPF_PAYLOAD) == r->payload, "%s", op->name);
+	FUZZ_CHECK((f & SNAA_OPF_KIND_MASK) == r->kind &&
+		   (f & (SNAA_OPF_REQ | SNAA_OPF_RESP)) ==
+		   (r->resp ? SNAA_OPF_RESP : SNAA_OPF_REQ),
+		   "%s: kind/direction in flags 0x%x", op->name, f);
 	FUZZ_CHECK(!!(f & SNAA_OPF_DETH) == r->deth &&
 		   !!(f & SNAA_OPF_RETH) == r->reth &&
 		   !!(f & SNAA_OPF_ATMETH) == r->atmeth &&
