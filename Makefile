@@ -12,6 +12,8 @@
 #   make install    module + provider (honours DESTDIR)
 #   make deps       install the build/test dependencies with apt-get
 #   make bench      snaa vs rdma_rxe in one VM boot, ratio table (bench/results/)
+#   make fuzz       libFuzzer on the wire-format code, FUZZ_SECONDS (60) per
+#                   target (tests/fuzz/; make check runs a short fixed run)
 #
 # KVER selects the Debian kernel to build for and to boot in the VM
 # (default: the oldest installed *-amd64 kernel that has headers, i.e.
@@ -33,7 +35,7 @@ export SNAA_KVER := $(KVER)
 .PHONY: all modules provider unit selftests ktest install modules_install \
 	dkms-install check check-deps check-host check-vm check-compat \
 	check-debug demo deps \
-	style sparse clean help bench
+	style sparse clean help bench fuzz
 
 all: modules provider unit selftests ktest
 
@@ -108,6 +110,11 @@ check-debug: all
 bench:
 	bench/bench.sh
 
+# Longer runs than make check's: FUZZ_SECONDS per target, the corpus kept
+# in build/fuzz/corpus/, crash reproducers in build/fuzz/crashes/.
+fuzz:
+	$(MAKE) -C tests/fuzz fuzz
+
 demo: deps
 	$(MAKE) all
 	selftests/vm/run -- sh scripts/demo.sh
@@ -117,4 +124,5 @@ clean:
 	if [ -d $(KTEST_BUILD) ]; then $(MAKE) -C $(KDIR) M=$(KTEST_BUILD) clean; fi
 	$(MAKE) -C userspace/provider clean
 	$(MAKE) -C tests/unit clean
+	$(MAKE) -C tests/fuzz clean
 	$(MAKE) -C selftests/snaa clean
