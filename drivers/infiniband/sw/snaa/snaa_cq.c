@@ -232,6 +232,13 @@ int snaa_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata)
 			      udata ? &uctx->ibuc : NULL);
 	if (err)
 		return err;
+	/*
+	 * Once published, @nq belongs to the CQ: a concurrent resize (the
+	 * core serialises nothing here) may replace and free it at once.
+	 */
+	uresp.cq_key = snaa_queue_key(&nq);
+	uresp.num_cqe = nq.num;
+	uresp.ring_size = nq.size;
 
 	spin_lock_irqsave(&cq->lock, flags);
 	cons = snaa_ring_consumer(&cq->q);
@@ -255,9 +262,6 @@ int snaa_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata)
 	spin_unlock_irqrestore(&cq->lock, flags);
 
 	if (udata) {
-		uresp.cq_key = snaa_queue_key(&nq);
-		uresp.num_cqe = nq.num;
-		uresp.ring_size = nq.size;
 		uresp.consumer = cons;
 		err = ib_copy_to_udata(udata, &uresp, sizeof(uresp));
 	}

@@ -227,6 +227,14 @@ void snaa_rq_flush(struct snaa_qp *qp)
 	snaa_recv_abort(qp);
 	/* A held RQE is still at q->kidx: flushed below, never reused. */
 	qp->recv.have_wqe = false;
+	/*
+	 * Posts from now on must kick us to be flushed; one that did not
+	 * see the flag is below the producer we read after it.  Pairs
+	 * with the poster's barrier between its producer store and its
+	 * flags load.
+	 */
+	WRITE_ONCE(q->ring->flags, SNAA_RING_F_IDLE);
+	smp_mb();
 	prod = snaa_ring_producer(q);
 	if (prod - q->kidx > q->num)	/* corrupt index from user space */
 		prod = q->kidx + q->num;
@@ -236,8 +244,6 @@ void snaa_rq_flush(struct snaa_qp *qp)
 		snaa_cq_post(qp->rcq, &cqe, qp, false);
 		snaa_ring_publish_consumer(q, ++q->kidx);
 	}
-	/* Posts from now on must kick us to be flushed. */
-	WRITE_ONCE(q->ring->flags, SNAA_RING_F_IDLE);
 }
 
 static void snaa_qp_enter_err(struct snaa_qp *qp)

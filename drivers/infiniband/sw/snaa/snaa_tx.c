@@ -215,15 +215,26 @@ static int snaa_sq_send_pkt(struct snaa_qp *qp)
 	return 0;
 }
 
+/*
+ * Flush: complete every WQE posted so far with IB_WC_WR_FLUSH_ERR.  The
+ * ring goes idle first, so a post from now on kicks us again, and one
+ * that did not see the flag is below the producer read after it (the
+ * pairing of snaa_sq_process()).  Entries posted while the flush runs
+ * are left to their own doorbell: a poster that keeps refilling the
+ * ring cannot hold this caller, or another QP's work on this CPU.
+ */
 static void snaa_sq_flush(struct snaa_qp *qp)
 {
-	int ret;
+	u32 prod;
 
 	if (qp->send.busy)
 		snaa_sq_complete(qp, IB_WC_WR_FLUSH_ERR);
-	while ((ret = snaa_sq_fetch(qp)) == 1)
-		snaa_sq_complete(qp, IB_WC_WR_FLUSH_ERR);
 	WRITE_ONCE(qp->sq.ring->flags, SNAA_RING_F_IDLE);
+	smp_mb();
+	prod = snaa_ring_producer(&qp->sq);
+	/* at most a ring's worth: snaa_sq_fetch() refuses more */
+	while (qp->sq.kidx != prod && snaa_sq_fetch(qp) == 1)
+		snaa_sq_complete(qp, IB_WC_WR_FLUSH_ERR);
 	/* Errors raised on the send side flush the receive queue here. */
 	spin_lock_bh(&qp->rq_lock);
 	snaa_rq_flush(qp);
