@@ -311,6 +311,19 @@ static long long num_after(const char *text, const char *key)
 /* ---- counters ----------------------------------------------------------- */
 
 /* Everything counted about the packets A -> B at one moment. */
+/*
+ * Where B's kernel (and the veth link) can drop a packet before snaa sees
+ * it: /proc/net/snmp columns, B's netdev statistics, and A's tx_dropped
+ * (veth_xmit() counts a full peer backlog there, after the qdisc counted
+ * the packet as sent).
+ */
+static const char *const kern_name[] = {
+	"Ip InHdrErrors", "Ip InAddrErrors", "Ip InUnknownProtos",
+	"Ip InDiscards", "Ip InTruncatedPkts", "Udp InErrors", "Udp NoPorts",
+	"rx_nohandler", "rx_dropped", "otherhost",
+};
+#define NKERN (sizeof(kern_name) / sizeof(kern_name[0]))
+
 struct snap {
 	long long a_tx;			/* A: tx_packets */
 	long long b_rx;			/* B: rx_packets */
@@ -319,8 +332,10 @@ struct snap {
 	long long drop[MAX_DROP_COUNTERS];
 	/* netem (or the prio qdisc with --drop-psn) on A's netdev */
 	long long q_sent, q_dropped, q_requeues, q_backlog;
-	/* the kernel in B's namespace and B's netdev */
-	long long ip_hdr_err, udp_err, udp_noport, otherhost, nohandler;
+	/* A's netdev: packets the qdisc passed on that the link dropped */
+	long long a_tx_dropped;
+	/* the kernel in B's namespace and B's netdev (kern_name[]) */
+	long long kern[NKERN];
 	bool ok;			/* everything could be read */
 };
 
@@ -379,9 +394,11 @@ static bool read_qdisc(struct snap *s, const char *head)
 	char out[4096];
 	const char *q;
 
-	if (ns_run(opt.netns, out, sizeof(out), "tc -s qdisc show dev %s",
-		   opt.netdev))
+	if (ns_run(opt.netns, out, sizeof(out), "sh -c 'tc -s qdisc show dev "
+		   "%s; printf tx_dropped=; cat /sys/class/net/%s/statistics/"
+		   "tx_dropped'", opt.netdev, opt.netdev))
 		return false;
+	s->a_tx_dropped = num_after(out, "tx_dropped=");
 	q = strstr(out, head);
 	if (!q) {
 		vu_diag("no '%s' in tc -s qdisc show: %s", head, out);
@@ -392,7 +409,7 @@ static bool read_qdisc(struct snap *s, const char *head)
 	s->q_requeues = num_after(q, " requeues ");
 	s->q_backlog = num_after(strstr(q, "backlog "), "b ");
 	if (s->q_sent < 0 || s->q_dropped < 0 || s->q_requeues < 0 ||
-	    s->q_backlog < 0) {
+	    s->q_backlog < 0 || s->a_tx_dropped < 0) {
 		vu_diag("cannot parse tc -s qdisc show: %s", q);
 		return false;
 	}
@@ -428,31 +445,41 @@ static long long snmp_value(const char *text, const char *proto,
 
 /*
  * The counters of the kernel in B's namespace for packets it dropped
- * before snaa saw them: /proc/net/snmp, then "nohandler=N", then
- * iproute2's JSON link statistics, which show "otherhost" (frames for
- * another MAC address) only when it is not 0.  One command: under TCG
- * each "ip netns exec" takes a while.
+ * before snaa saw them (kern_name[]): /proc/net/snmp, B's netdev
+ * statistics, and iproute2's JSON link statistics, which show
+ * "otherhost" (frames for another MAC address) only when it is not 0.
+ * One command: under TCG each "ip netns exec" takes a while.
  */
 static bool read_peer_kernel(struct snap *s)
 {
-	char out[8192];
+	char out[8192], proto[8];
+	unsigned int i;
 
 	if (ns_run(opt.peer_netns, out, sizeof(out), "sh -c 'cat "
-		   "/proc/net/snmp; printf nohandler=; cat "
-		   "/sys/class/net/%s/statistics/rx_nohandler; ip -s -s -j "
-		   "link show dev %s'", opt.peer_netdev, opt.peer_netdev))
+		   "/proc/net/snmp; cd /sys/class/net/%s/statistics; printf "
+		   "\"rx_nohandler=%%s rx_dropped=%%s\\n\" $(cat rx_nohandler "
+		   "rx_dropped); ip -s -s -j link show dev %s'", opt.peer_netdev,
+		   opt.peer_netdev))
 		return false;
-	s->ip_hdr_err = snmp_value(out, "Ip", "InHdrErrors");
-	s->udp_err = snmp_value(out, "Udp", "InErrors");
-	s->udp_noport = snmp_value(out, "Udp", "NoPorts");
-	s->nohandler = num_after(out, "nohandler=");
-	s->otherhost = strstr(out, "\"otherhost\":") ?
-		       num_after(out, "\"otherhost\":") : 0;
-	if (s->ip_hdr_err < 0 || s->udp_err < 0 || s->udp_noport < 0 ||
-	    s->nohandler < 0 || s->otherhost < 0) {
-		vu_diag("cannot read the IP/UDP/link counters of %s",
-			opt.peer_netns);
-		return false;
+	for (i = 0; i < NKERN; i++) {
+		const char *n = kern_name[i], *sp = strchr(n, ' ');
+		char key[40];
+
+		if (sp && (size_t)(sp - n) < sizeof(proto)) {
+			snprintf(proto, sizeof(proto), "%.*s", (int)(sp - n), n);
+			s->kern[i] = snmp_value(out, proto, sp + 1);
+		} else if (!strcmp(n, "otherhost")) {
+			/* iproute2 shows it only when it is not 0 */
+			s->kern[i] = strstr(out, "\"otherhost\":") ?
+				     num_after(out, "\"otherhost\":") : 0;
+		} else {
+			snprintf(key, sizeof(key), "%s=", n);
+			s->kern[i] = num_after(out, key);
+		}
+		if (s->kern[i] < 0) {
+			vu_diag("cannot read %s in %s", n, opt.peer_netns);
+			return false;
+		}
 	}
 	return true;
 }
@@ -876,11 +903,29 @@ static bool corrupting(void)
 /* Packets B's kernel dropped before snaa saw them, since s0. */
 static long long kernel_drops(const struct snap *s0, const struct snap *s1)
 {
-	return (s1->ip_hdr_err - s0->ip_hdr_err) +
-	       (s1->udp_err - s0->udp_err) +
-	       (s1->udp_noport - s0->udp_noport) +
-	       (s1->otherhost - s0->otherhost) +
-	       (s1->nohandler - s0->nohandler);
+	long long n = s1->a_tx_dropped - s0->a_tx_dropped;
+	unsigned int i;
+
+	for (i = 0; i < NKERN; i++)
+		n += s1->kern[i] - s0->kern[i];
+	return n;
+}
+
+/* Which of kernel_drops() moved, as a diagnostic. */
+static void diag_kernel_drops(const struct snap *s0, const struct snap *s1)
+{
+	char buf[512];
+	size_t len = 0;
+	unsigned int i;
+
+	len += (size_t)snprintf(buf, sizeof(buf), "A's link tx_dropped +%lld",
+				s1->a_tx_dropped - s0->a_tx_dropped);
+	for (i = 0; i < NKERN && len < sizeof(buf); i++)
+		if (s1->kern[i] != s0->kern[i])
+			len += (size_t)snprintf(buf + len, sizeof(buf) - len,
+						", %s +%lld", kern_name[i],
+						s1->kern[i] - s0->kern[i]);
+	vu_diag("B's kernel dropped: %s", buf);
 }
 
 /* Packets that reached B since s0: snaa's rx_packets, and under
@@ -1055,7 +1100,8 @@ static void delta_of(struct delta *d, const struct snap *s0,
 }
 
 /* Where every packet of the stream went; m: the model (exact), or NULL. */
-static void check_accounting(const struct delta *d, const struct model *m)
+static void check_accounting(const struct delta *d, const struct model *m,
+			     const struct snap *s0, const struct snap *s1)
 {
 	const char *name = opt.name;
 	long long sent = (long long)PKTS * opt.count;
@@ -1083,9 +1129,9 @@ static void check_accounting(const struct delta *d, const struct model *m)
 			ok = false;
 		}
 		vu_report(ok, "%s: each of the %lld packets netem passed on "
-			  "is counted once: rx_packets + drop_bad_icrc + IP "
-			  "header errors + UDP errors and closed port + "
-			  "otherhost + nohandler", name, d->q_sent);
+			  "is counted once: rx_packets + drop_bad_icrc + the "
+			  "link's and B's kernel drop counters", name,
+			  d->q_sent);
 	} else {
 		if (d->rx != d->q_sent || d->kern) {
 			vu_diag("netem passed on %lld packets, B rx_packets "
@@ -1096,6 +1142,8 @@ static void check_accounting(const struct delta *d, const struct model *m)
 		vu_report(ok, "%s: B rx_packets +%lld == the packets netem "
 			  "passed on, none dropped before snaa", name, d->rx);
 	}
+	if (d->kern || !ok)
+		diag_kernel_drops(s0, s1);
 }
 
 /*
@@ -1175,7 +1223,7 @@ static void impaired_phase(void)
 	       "drop_bad_sequence +%lld, drop_bad_icrc +%lld; B's kernel "
 	       "dropped %lld\n", name, d.a_tx, d.q_sent, d.q_dropped,
 	       d.q_requeues, d.rx, d.gap, d.seq, d.icrc, d.kern);
-	check_accounting(&d, exact ? &m : NULL);
+	check_accounting(&d, exact ? &m : NULL, &s0, &s1);
 
 	{
 		struct allow allowed[] = {
