@@ -253,6 +253,8 @@ static inline bool snaa_sq_opcode_ok(enum ibv_qp_type type,
 	case IBV_WR_RDMA_WRITE_WITH_IMM:
 		return type == IBV_QPT_RC || type == IBV_QPT_UC;
 	case IBV_WR_RDMA_READ:
+	case IBV_WR_ATOMIC_CMP_AND_SWP:
+	case IBV_WR_ATOMIC_FETCH_AND_ADD:
 		return type == IBV_QPT_RC;
 	default:
 		return false;
@@ -293,7 +295,9 @@ static inline int snaa_sq_check_wr(const struct snaa_sq_caps *caps,
 	    (!wr->wr.ud.ah || wr->wr.ud.remote_qpn & ~SNAA_QPN_MASK))
 		return EINVAL;
 	if (wr->send_flags & IBV_SEND_INLINE) {
-		if (wr->opcode == IBV_WR_RDMA_READ)
+		if (wr->opcode == IBV_WR_RDMA_READ ||
+		    wr->opcode == IBV_WR_ATOMIC_CMP_AND_SWP ||
+		    wr->opcode == IBV_WR_ATOMIC_FETCH_AND_ADD)
 			return EINVAL;	/* nothing to send inline */
 		for (i = 0; i < wr->num_sge; i++)
 			total += wr->sg_list[i].length;
@@ -320,6 +324,8 @@ static inline void snaa_sqe_encode(void *slot, enum ibv_qp_type qp_type,
 		    wr->opcode == IBV_WR_RDMA_READ;
 	bool imm = wr->opcode == IBV_WR_SEND_WITH_IMM ||
 		   wr->opcode == IBV_WR_RDMA_WRITE_WITH_IMM;
+	bool atomic = wr->opcode == IBV_WR_ATOMIC_CMP_AND_SWP ||
+		      wr->opcode == IBV_WR_ATOMIC_FETCH_AND_ADD;
 	bool ud = qp_type == IBV_QPT_UD;
 	uint8_t *data;
 	int i;
@@ -329,13 +335,19 @@ static inline void snaa_sqe_encode(void *slot, enum ibv_qp_type qp_type,
 	sqe->flags = snaa_sqe_flags(wr->send_flags);
 	sqe->num_sge = is_inline ? 0 : (uint32_t)wr->num_sge;
 	sqe->imm_data = imm ? wr->imm_data : 0;	/* network order as is */
-	sqe->remote_addr = rdma ? wr->wr.rdma.remote_addr : 0;
-	sqe->rkey = rdma ? wr->wr.rdma.rkey : 0;
+	sqe->remote_addr = rdma ? wr->wr.rdma.remote_addr :
+			   atomic ? wr->wr.atomic.remote_addr : 0;
+	sqe->rkey = rdma ? wr->wr.rdma.rkey : atomic ? wr->wr.atomic.rkey : 0;
 	sqe->inline_len = is_inline ? inline_len : 0;
-	sqe->ah_handle = ud ? snaa_ahn(wr->wr.ud.ah) : 0;
-	sqe->remote_qpn = ud ? wr->wr.ud.remote_qpn : 0;
-	sqe->remote_qkey = ud ? wr->wr.ud.remote_qkey : 0;
-	sqe->reserved = 0;
+	if (atomic) {
+		sqe->compare_add = wr->wr.atomic.compare_add;
+		sqe->swap = wr->wr.atomic.swap;
+	} else {
+		sqe->ah_handle = ud ? snaa_ahn(wr->wr.ud.ah) : 0;
+		sqe->remote_qpn = ud ? wr->wr.ud.remote_qpn : 0;
+		sqe->remote_qkey = ud ? wr->wr.ud.remote_qkey : 0;
+		sqe->reserved = 0;
+	}
 
 	if (is_inline) {
 		data = (uint8_t *)sqe->sge;

@@ -23,7 +23,7 @@
 
 #include "test_ktap.h"
 
-#define NUM_TESTS	35
+#define NUM_TESTS	36
 
 
 /* ------------------------------------------------------------------ */
@@ -111,6 +111,8 @@ struct sqe_img {
 	uint32_t opcode, flags, num_sge, imm, rkey, inline_len;
 	uint64_t raddr;
 	uint32_t ah, qpn, qkey;
+	bool atomic;			/* cmp and swp instead of ah..qkey */
+	uint64_t cmp, swp;
 };
 
 static size_t sqe_image(uint8_t *b, size_t len, const struct sqe_img *e,
@@ -131,6 +133,10 @@ static size_t sqe_image(uint8_t *b, size_t len, const struct sqe_img *e,
 	put32(b, SQE_QPN, e->qpn);
 	put32(b, SQE_QKEY, e->qkey);
 	put32(b, SQE_RESERVED, 0);
+	if (e->atomic) {
+		put64(b, SQE_AH, e->cmp);
+		put64(b, SQE_AH + 8, e->swp);
+	}
 	for (i = 0; i < nsge; i++) {
 		put64(b, SQE_SGE + i * SGE_SIZE, sge[i].addr);
 		put32(b, SQE_SGE + i * SGE_SIZE + 8, sge[i].length);
@@ -319,10 +325,43 @@ static void test_sqe_ud(void)
 	result(ok, "UD: RDMA_WRITE, no AH and a QPN over 24 bits are EINVAL; QPN 0xffffff is fine");
 }
 
+static void test_sqe_atomic(void)
+{
+	struct ibv_send_wr wr;
+	struct sqe_img e;
+	uint8_t slot[STRIDE];
+	bool ok;
+
+	memset(&wr, 0, sizeof(wr));
+	wr.wr_id = 0x51;
+	wr.opcode = IBV_WR_ATOMIC_CMP_AND_SWP;
+	wr.send_flags = IBV_SEND_SIGNALED | IBV_SEND_FENCE;
+	wr.sg_list = sge2;
+	wr.num_sge = 1;
+	wr.wr.atomic.remote_addr = 0x1000000000000008ull;
+	wr.wr.atomic.rkey = 0xa70;
+	wr.wr.atomic.compare_add = 0x0123456789abcdefull;
+	wr.wr.atomic.swap = 0xfedcba9876543210ull;
+	e = (struct sqe_img){ .wr_id = 0x51, .opcode = 5, .flags = 3,
+			      .num_sge = 1, .raddr = 0x1000000000000008ull,
+			      .rkey = 0xa70, .atomic = true,
+			      .cmp = 0x0123456789abcdefull,
+			      .swp = 0xfedcba9876543210ull };
+	ok = encode_matches("ATOMIC_CMP_AND_SWP", &caps_rc, &wr, &e, sge2, 1);
+	wr.opcode = IBV_WR_ATOMIC_FETCH_AND_ADD;
+	e.opcode = 6;
+	ok = ok && encode_matches("ATOMIC_FETCH_AND_ADD", &caps_rc, &wr, &e,
+				  sge2, 1);
+	ok = ok && encode(&caps_uc, &wr, slot) == EINVAL &&
+	     encode(&caps_ud, &wr, slot) == EINVAL;
+	wr.send_flags |= IBV_SEND_INLINE;
+	ok = ok && encode(&caps_rc, &wr, slot) == EINVAL;
+	result(ok, "SQE atomics (RC): remote address, rkey, compare/add and swap over the UD fields; EINVAL on UC and UD and inline");
+}
+
 static void test_sqe_rejects(void)
 {
 	static const enum ibv_wr_opcode bad_ops[] = {
-		IBV_WR_ATOMIC_CMP_AND_SWP, IBV_WR_ATOMIC_FETCH_AND_ADD,
 		IBV_WR_LOCAL_INV, IBV_WR_BIND_MW, IBV_WR_SEND_WITH_INV,
 		IBV_WR_TSO, IBV_WR_DRIVER1, (enum ibv_wr_opcode)1000,
 	};
@@ -347,7 +386,7 @@ static void test_sqe_rejects(void)
 	ok = ok && encode(&caps_rc, &wr, slot) == EINVAL;
 	wr.send_flags = 1u << 20;
 	ok = ok && encode(&caps_rc, &wr, slot) == EINVAL;
-	result(ok, "atomics, LOCAL_INV, BIND_MW, SEND_WITH_INV, TSO, unknown opcodes and unknown send flags (IP_CSUM) are EINVAL");
+	result(ok, "LOCAL_INV, BIND_MW, SEND_WITH_INV, TSO, unknown opcodes and unknown send flags (IP_CSUM) are EINVAL");
 }
 
 static void test_sqe_inline(void)
@@ -1117,6 +1156,7 @@ int main(void)
 
 	test_sqe_opcodes();
 	test_sqe_ud();
+	test_sqe_atomic();
 	test_sqe_rejects();
 	test_sqe_inline();
 	test_sqe_sge_limits();

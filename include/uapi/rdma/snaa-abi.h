@@ -101,6 +101,12 @@ struct snaa_sge {
  * sizeof(struct snaa_sqe) + max(max_send_sge * sizeof(snaa_sge),
  * max_inline_data), rounded up to a power of two; it is returned at
  * QP creation.
+ *
+ * @remote_addr and @rkey: RDMA WRITE, RDMA READ and atomics (RC).
+ * @ah_handle, @remote_qpn, @remote_qkey: UD sends.  @compare_add and
+ * @swap (over the UD fields): compare & swap (the compare value in
+ * @compare_add, the new value in @swap) and fetch & add (the addend in
+ * @compare_add); the local SGE receives the 8-byte original value.
  */
 struct snaa_sqe {
 	__aligned_u64 wr_id;
@@ -111,11 +117,18 @@ struct snaa_sqe {
 	__aligned_u64 remote_addr;
 	__u32 rkey;
 	__u32 inline_len;
-	/* UD only */
-	__u32 ah_handle;	/* snaa_uresp_create_ah.ahn */
-	__u32 remote_qpn;
-	__u32 remote_qkey;
-	__u32 reserved;
+	union {
+		struct {		/* UD */
+			__u32 ah_handle;	/* snaa_uresp_create_ah.ahn */
+			__u32 remote_qpn;
+			__u32 remote_qkey;
+			__u32 reserved;
+		};
+		struct {		/* atomics */
+			__aligned_u64 compare_add;
+			__aligned_u64 swap;
+		};
+	};
 	struct snaa_sge sge[];
 };
 
@@ -127,9 +140,11 @@ struct snaa_rqe {
 	struct snaa_sge sge[];
 };
 
-/* snaa_cqe.wc_flags: IB_UVERBS / IBV_WC_* flag values */
-#define SNAA_WC_GRH		(1U << 0)
+/* snaa_cqe.wc_flags */
+#define SNAA_WC_GRH		(1U << 0)	/* UD: the GRH area is filled */
 #define SNAA_WC_WITH_IMM	(1U << 1)
+#define SNAA_WC_NET_IPV4	(1U << 2)	/* UD: the packet was IPv4 */
+#define SNAA_WC_NET_IPV6	(1U << 3)	/* UD: the packet was IPv6 */
 
 /*
  * Completion queue entry.  @opcode is an enum ib_wc_opcode value and
