@@ -32,11 +32,11 @@ cd "$(dirname "$0")/.." || exit 1
 what=${1:-all}
 : "${SNAA_KVER:=$(sh scripts/kver.sh)}"
 export SNAA_KVER
-: "${SNAA_COMPAT_TESTS:=device.sh uc_snaa.sh uc_interop.sh malformed.sh verbs.sh ktest.sh}"
+: "${SNAA_COMPAT_TESTS:=device.sh uc_snaa.sh uc_interop.sh malformed.sh verbs.sh ktest.sh rc_snaa.sh rc_interop.sh}"
 # Everything but the benchmarks-like perftest runs, whose timing means
 # nothing under KASAN.
 : "${SNAA_DEBUG_TESTS:=$(sed -n 's/^TEST_PROGS *:= *//p' selftests/snaa/Makefile |
-	tr ' ' '\n' | grep -v '^perf_' | tr '\n' ' ')}"
+	tr ' ' '\n' | grep -v 'perf_' | tr '\n' ' ')}"
 
 # The newest 6.12 kernel that has headers and an image, unless it is the
 # default kernel already.

@@ -13,8 +13,9 @@
  *            read-only memory (the zero page and a memfd), on unmapped
  *            and PROT_NONE memory, on the rings themselves, of length 0
  *            and huge lengths, with odd IOVAs and access flags; CQs of
- *            every size (also 0 and above the limit), resized; UC QPs
- *            (also RC, UD, RAW and garbage types) with caps at and over
+ *            every size (also 0 and above the limit), resized; UC, RC
+ *            and UD QPs (and RAW, XRC and garbage types, which must
+ *            be refused) with caps at and over
  *            the limits; AHs with random paths; destroyed in random
  *            order, also while in use, contexts closed with everything
  *            still alive (and their rings still mapped, or not)

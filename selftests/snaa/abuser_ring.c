@@ -302,7 +302,9 @@ static void fake_sqe(struct actx *c, struct o_qp *q, uint8_t *slot,
 {
 	static const uint32_t ops[] = {
 		IBV_WR_RDMA_WRITE, IBV_WR_RDMA_WRITE_WITH_IMM, IBV_WR_SEND,
-		IBV_WR_SEND_WITH_IMM, IBV_WR_RDMA_READ, 99, 0xffffffff,
+		IBV_WR_SEND_WITH_IMM, IBV_WR_RDMA_READ,
+		IBV_WR_ATOMIC_CMP_AND_SWP, IBV_WR_ATOMIC_FETCH_AND_ADD, 99,
+		0xffffffff,
 	};
 	uint8_t buf[8192];
 	struct snaa_sqe *e = (void *)buf;
@@ -313,7 +315,7 @@ static void fake_sqe(struct actx *c, struct o_qp *q, uint8_t *slot,
 	if (stride > sizeof(buf))
 		return;
 	rand_bytes(buf, stride);
-	e->opcode = chance(70) ? PICK(ops) % 4 : PICK(ops);
+	e->opcode = chance(70) ? PICK(ops) % 7 : PICK(ops);
 	e->flags = chance(60) ? SNAA_WQE_SIGNALED : (uint32_t)rnd();
 	if (chance(25))
 		e->flags |= SNAA_WQE_INLINE;
@@ -321,7 +323,7 @@ static void fake_sqe(struct actx *c, struct o_qp *q, uint8_t *slot,
 				  (uint32_t)rnd();
 	e->inline_len = chance(60) ? rn(q->cap.max_inline_data + 8) :
 				     (uint32_t)rnd();
-	e->ah_handle = (uint32_t)rnd();
+	e->ah_handle = (uint32_t)rnd();	/* or half of compare_add */
 	for (i = 0; i < nsge; i++) {
 		rand_sge(c, &is, chance(50), 4096);
 		sg[i] = (struct snaa_sge){ is.addr, is.length, is.lkey };

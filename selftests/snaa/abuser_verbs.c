@@ -739,9 +739,9 @@ void act_create_qp(struct actx *c)
 	static const uint32_t inls[] = {
 		0, 1, 64, 255, 256, 257, 4096, 0xffffffff,
 	};
-	static const uint32_t types[] = {
-		IBV_QPT_RC, IBV_QPT_UD, IBV_QPT_RAW_PACKET, IBV_QPT_DRIVER,
-		77, 0,
+	/* the device has UC, RC and UD QPs; the rest must be refused */
+	static const uint32_t bad_types[] = {
+		IBV_QPT_RAW_PACKET, IBV_QPT_DRIVER, IBV_QPT_XRC_SEND, 77, 0,
 	};
 	static struct mapent before[MAPS_MAX];
 	struct ibv_qp_init_attr ia;
@@ -760,7 +760,9 @@ void act_create_qp(struct actx *c)
 	if (pd < 0 || scq < 0 || rcq < 0)
 		return;
 	memset(&ia, 0, sizeof(ia));
-	ia.qp_type = chance(90) ? IBV_QPT_UC : (enum ibv_qp_type)PICK(types);
+	i = (int)rn(100);
+	ia.qp_type = i < 55 ? IBV_QPT_UC : i < 80 ? IBV_QPT_RC :
+		     i < 92 ? IBV_QPT_UD : (enum ibv_qp_type)PICK(bad_types);
 	ia.send_cq = c->cq[scq].cq;
 	ia.recv_cq = c->cq[rcq].cq;
 	ia.sq_sig_all = (int)rn(2);
@@ -778,7 +780,8 @@ void act_create_qp(struct actx *c)
 		ia.cap.max_recv_sge = PICK(sges);
 		ia.cap.max_inline_data = PICK(inls);
 	}
-	must_fail = ia.qp_type != IBV_QPT_UC ||
+	must_fail = (ia.qp_type != IBV_QPT_UC && ia.qp_type != IBV_QPT_RC &&
+		     ia.qp_type != IBV_QPT_UD) ||
 		    ia.cap.max_send_wr > SNAA_WR_MAX ||
 		    ia.cap.max_recv_wr > SNAA_WR_MAX ||
 		    ia.cap.max_send_sge > SNAA_SGE_MAX ||

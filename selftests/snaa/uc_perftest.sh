@@ -1,19 +1,25 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 #
-# UC smoke test with perftest: ib_write_bw, ib_write_lat, ib_send_bw and
-# ib_send_lat with -c UC between the two devices that uc_test.sh's
+# perftest smoke test between the two devices that uc_test.sh's
 # setup_MODE creates (server on DEV_B, client on DEV_A, connection data
-# exchanged over TCP to ADDR_B, RoCE v2 GID of the IPv4 address).  Each
-# run must exit 0 on both sides and report a non-zero bandwidth/latency;
-# one KTAP line per run carries the figure.  Runs as root inside the test
-# VM, never on the host:
+# exchanged over TCP to ADDR_B, RoCE v2 GID of the IPv4 address):
 #
-#     selftests/vm/run --timeout 900 -- sh selftests/snaa/uc_perftest.sh rxe
+#   uc  ib_write_bw, ib_write_lat, ib_send_bw and ib_send_lat, -c UC
+#   rc  ib_write_bw, ib_read_bw, ib_send_bw, ib_atomic_bw (fetch & add,
+#       compare & swap), ib_read_lat, ib_send_lat and ib_write_lat, RC;
+#       ib_send_bw -c UD; ib_write_bw and ib_send_lat -R (rdma_cm
+#       connects the QPs: address and route resolution, CM MADs over QP1)
+#
+# Each run must exit 0 on both sides and report a non-zero
+# bandwidth/latency; one KTAP line per run carries the figure.  Runs as
+# root inside the test VM, never on the host:
+#
+#     selftests/vm/run --timeout 900 -- sh selftests/snaa/uc_perftest.sh rxe rc
 #
 # Iteration counts are small so that each run takes seconds under TCG;
-# for the _bw tests they do not exceed the receive queue depth, so that
-# UC SENDs (no RNR retry) never find the receive queue empty.
+# for the UC and UD _bw tests they do not exceed the receive queue depth,
+# so that SENDs without RNR retry never find the receive queue empty.
 set -u
 
 UC_HERE=$(cd "$(dirname "$0")" && pwd)
@@ -28,10 +34,11 @@ PERF_LAT_SIZE=64
 perf_port=18515
 
 perf_usage() {
-	echo "usage: $0 rxe|snaa|interop" >&2
+	echo "usage: $0 rxe|snaa|interop [uc|rc]" >&2
 	echo "  rxe      rdma_rxe on a veth pair (reference run)" >&2
 	echo "  snaa     snaa <-> snaa in two namespaces" >&2
 	echo "  interop  rdma_rxe <-> snaa, both directions" >&2
+	echo "  uc       UC write/send (default); rc: RC, UD and rdma_cm" >&2
 }
 
 # perf_in NS CMD...: run CMD in namespace NS, or here if NS is empty.
@@ -59,14 +66,39 @@ perf_result() {
 		hdr && $1 ~ /^[0-9]+$/ { print $col; exit }' "$1"
 }
 
-# perf_attempt TEST SIZE: one server/client run; sets cli_rc, srv_rc and
-# leaves the outputs in $cli_out and $srv_out.
+# perf_cm_listening PORT: an rdma_cm ID listens on PORT.
+# shellcheck disable=SC2317 # called through wait_for
+perf_cm_listening() {
+	perf_in "${NS_B:-}" rdma resource show cm_id 2>/dev/null |
+		grep "LISTEN" | grep -q "src-port $1 "
+}
+
+# perf_args CONN SIZE: perftest's options for transport CONN (UC, RC, UD,
+# or CM: RC connected by rdma_cm) and message size SIZE ("-": perftest's
+# default, e.g. 8 bytes for atomics), in perf_a.
+perf_args() {
+	case $1 in
+	CM) perf_a="-R" ;;
+	*) perf_a="-c $1" ;;
+	esac
+	[ "$2" = - ] || perf_a="$perf_a -s $2"
+}
+
+# perf_attempt TEST SIZE CONN [EXTRA...]: one server/client run; sets
+# cli_rc, srv_rc and leaves the outputs in $cli_out and $srv_out.
 perf_attempt() {
+	pa_t=$1
+	perf_args "$3" "$2"
+	shift 3
 	perf_port=$((perf_port + 1))
-	perf_in "${NS_B:-}" timeout -k 5 "$PERF_TIMEOUT" "$1" -d "$DEV_B" -x "$GID_B" -c UC -F \
-		-n "$PERF_ITERS" -s "$2" -p "$perf_port" >"$srv_out" 2>&1 &
+	# shellcheck disable=SC2086 # perf_a is a list
+	perf_in "${NS_B:-}" timeout -k 5 "$PERF_TIMEOUT" "$pa_t" -d "$DEV_B" \
+		-x "$GID_B" $perf_a -F -n "$PERF_ITERS" -p "$perf_port" "$@" \
+		>"$srv_out" 2>&1 &
 	srv=$!
-	if ! wait_for 20 perf_listening "$perf_port"; then
+	pa_wait=perf_listening
+	case $perf_a in -R*) pa_wait=perf_cm_listening ;; esac
+	if ! wait_for 20 "$pa_wait" "$perf_port"; then
 		kill "$srv" 2>/dev/null
 		wait "$srv" 2>/dev/null
 		echo "server did not listen on port $perf_port" >>"$srv_out"
@@ -74,9 +106,10 @@ perf_attempt() {
 		srv_rc=none
 		return
 	fi
-	perf_in "${NS_A:-}" timeout -k 5 "$PERF_TIMEOUT" "$1" -d "$DEV_A" -x "$GID_A" -c UC -F \
-		-n "$PERF_ITERS" -s "$2" -p "$perf_port" "$ADDR_B" \
-		>"$cli_out" 2>&1
+	# shellcheck disable=SC2086
+	perf_in "${NS_A:-}" timeout -k 5 "$PERF_TIMEOUT" "$pa_t" -d "$DEV_A" \
+		-x "$GID_A" $perf_a -F -n "$PERF_ITERS" -p "$perf_port" "$@" \
+		"$ADDR_B" >"$cli_out" 2>&1
 	cli_rc=$?
 	wait "$srv"
 	srv_rc=$?
@@ -90,25 +123,29 @@ perf_clock_failed() {
 	grep -qF 'Correlation coefficient r^2' "$cli_out" "$srv_out"
 }
 
-# perf_run TEST KIND SIZE: one measured run; KIND is bw or lat.
+# perf_run TEST KIND SIZE CONN [EXTRA...]: one measured run; KIND is bw
+# or lat, SIZE and CONN as for perf_args, EXTRA more perftest options.
 perf_run() {
 	t=$1
 	kind=$2
 	size=$3
-	desc="$t -c UC $DEV_A->$DEV_B ${size}B x$PERF_ITERS"
+	conn=$4
+	shift 4
+	perf_args "$conn" "$size"
+	desc="$t $perf_a${*:+ $*} $DEV_A->$DEV_B x$PERF_ITERS"
 	srv_out=$(mktemp)
 	cli_out=$(mktemp)
 	start=$(date +%s)
 
 	tries=1
-	perf_attempt "$t" "$size"
+	perf_attempt "$t" "$size" "$conn" "$@"
 	while [ "$cli_rc" = 0 ] && [ "$srv_rc" = 0 ] && perf_clock_failed &&
 	      [ "$tries" -lt 3 ]; do
 		echo "# $desc: perftest's clock calibration failed; running it again"
 		tries=$((tries + 1))
 		: >"$cli_out"
 		: >"$srv_out"
-		perf_attempt "$t" "$size"
+		perf_attempt "$t" "$size" "$conn" "$@"
 	done
 	secs=$(($(date +%s) - start))
 
@@ -137,23 +174,48 @@ perf_run() {
 	rm -f "$srv_out" "$cli_out"
 }
 
+perf_all_uc() {
+	perf_run ib_write_bw bw "$PERF_BW_SIZE" UC
+	perf_run ib_write_lat lat "$PERF_LAT_SIZE" UC
+	perf_run ib_send_bw bw "$PERF_BW_SIZE" UC
+	perf_run ib_send_lat lat "$PERF_LAT_SIZE" UC
+}
+
+perf_all_rc() {
+	perf_run ib_write_bw bw "$PERF_BW_SIZE" RC
+	perf_run ib_read_bw bw "$PERF_BW_SIZE" RC
+	perf_run ib_send_bw bw "$PERF_BW_SIZE" RC
+	perf_run ib_atomic_bw bw - RC -A FETCH_AND_ADD
+	perf_run ib_atomic_bw bw - RC -A CMP_AND_SWAP
+	perf_run ib_read_lat lat "$PERF_LAT_SIZE" RC
+	perf_run ib_send_lat lat "$PERF_LAT_SIZE" RC
+	perf_run ib_write_lat lat "$PERF_LAT_SIZE" RC
+	# UD: a message fits one packet of the path MTU (4096 here)
+	perf_run ib_send_bw bw 2048 UD
+	perf_run ib_write_bw bw "$PERF_BW_SIZE" CM
+	perf_run ib_send_lat lat "$PERF_LAT_SIZE" CM
+}
+
 perf_all() {
-	perf_run ib_write_bw bw "$PERF_BW_SIZE"
-	perf_run ib_write_lat lat "$PERF_LAT_SIZE"
-	perf_run ib_send_bw bw "$PERF_BW_SIZE"
-	perf_run ib_send_lat lat "$PERF_LAT_SIZE"
+	"perf_all_$perf_set"
 }
 
 perf_main() {
-	[ $# = 1 ] || { perf_usage; exit 2; }
+	{ [ $# = 1 ] || [ $# = 2 ]; } || { perf_usage; exit 2; }
 	mode=$1
+	perf_set=${2:-uc}
 	case $mode in
 	rxe|snaa|interop) ;;
 	-h|--help) perf_usage; exit 0 ;;
 	*) perf_usage; exit 2 ;;
 	esac
+	case $perf_set in
+	uc|rc) ;;
+	*) perf_usage; exit 2 ;;
+	esac
 	uc_vm_only
-	for t in ib_write_bw ib_write_lat ib_send_bw ib_send_lat ss timeout; do
+	for t in ib_write_bw ib_write_lat ib_send_bw ib_send_lat ib_read_bw \
+		 ib_read_lat ib_atomic_bw ss timeout rdma; do
 		command -v "$t" >/dev/null 2>&1 || snaa_skip "$t not installed (perftest, iproute2)"
 	done
 	uc_backlog
@@ -165,7 +227,7 @@ perf_main() {
 		snaa_skip "no RoCE v2 GID for $ADDR_A/$ADDR_B"
 	fi
 
-	ktap_header "snaa-uc-perftest ($mode)"
+	ktap_header "snaa-$perf_set-perftest ($mode)"
 	echo "# client $DEV_A GID[$GID_A] $ADDR_A, server $DEV_B GID[$GID_B] $ADDR_B"
 	perf_all
 	if [ "$mode" = interop ]; then

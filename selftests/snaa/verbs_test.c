@@ -7,7 +7,7 @@
  * may rely on (IBA chapters 10 and 11, Documentation/verbs.rst):
  *
  *  1 objects    argument checks of ibv_reg_mr, ibv_create_qp (RC and UD
- *               refused with EOPNOTSUPP; UC limits: 16 SGEs, 256 bytes
+ *               created, RAW_PACKET refused; limits: 16 SGEs, 256 bytes
  *               inline), ibv_create_cq (1..65536 CQEs); lkey == rkey;
  *               granted caps >= requested
  *  2 states     the QP state machine with the attribute masks the IBA
@@ -84,6 +84,7 @@
 #define LIM_SGE		16
 #define LIM_INLINE	256
 #define LIM_CQE		65536
+#define LIM_RD_ATOMIC	16
 
 /* per-QP buffer, one MR (LOCAL_WRITE | REMOTE_WRITE) */
 #define BUF_LEN		(64 * 1024)
@@ -735,10 +736,32 @@ static void case_objects(struct vu_dev *d)
 		return;
 	}
 
-	refuse_qp(d, cq, IBV_QPT_RC, &base, EOPNOTSUPP, "ibv_create_qp(RC)",
-		  "ibv_create_qp of type RC fails with EOPNOTSUPP");
-	refuse_qp(d, cq, IBV_QPT_UD, &base, EOPNOTSUPP, "ibv_create_qp(UD)",
-		  "ibv_create_qp of type UD fails with EOPNOTSUPP");
+	{
+		static const enum ibv_qp_type types[] = {
+			IBV_QPT_RC, IBV_QPT_UD,
+		};
+		struct ibv_qp *q;
+		size_t i;
+
+		ok = true;
+		for (i = 0; i < sizeof(types) / sizeof(types[0]); i++) {
+			c = base;
+			q = vu_qp_create(d->pd, types[i], cq, cq, &c);
+			if (!q) {
+				vu_diag("ibv_create_qp(type %d): %s", types[i],
+					strerror(errno));
+				ok = false;
+				continue;
+			}
+			ok &= eq("qp_type", q->qp_type, types[i]);
+			ibv_destroy_qp(q);
+		}
+		vu_report(ok, "objects: RC and UD QPs are created with the "
+			  "same caps as UC");
+	}
+	refuse_qp(d, cq, IBV_QPT_RAW_PACKET, &base, EOPNOTSUPP,
+		  "ibv_create_qp(RAW_PACKET)", "ibv_create_qp of type "
+		  "RAW_PACKET fails with EOPNOTSUPP");
 	c = base;
 	c.max_send_sge = LIM_SGE + 1;
 	refuse_qp(d, cq, IBV_QPT_UC, &c, EINVAL,
@@ -2308,16 +2331,17 @@ static void hardening_attrs(struct vu_dev *d)
 	bool ok = eq_ret("ibv_query_device", ret, 0);
 
 	ok = ok && eq("max_sge (send and receive WRs)", a.max_sge, LIM_SGE) &&
-	     eq("max_sge_rd (no RDMA READ)", a.max_sge_rd, 0) &&
-	     eq("max_qp_rd_atom", a.max_qp_rd_atom, 0) &&
-	     eq("max_qp_init_rd_atom", a.max_qp_init_rd_atom, 0) &&
-	     eq("max_res_rd_atom", a.max_res_rd_atom, 0) &&
-	     eq("atomic_cap", a.atomic_cap, IBV_ATOMIC_NONE) &&
+	     eq("max_sge_rd", a.max_sge_rd, LIM_SGE) &&
+	     eq("max_qp_rd_atom", a.max_qp_rd_atom, LIM_RD_ATOMIC) &&
+	     eq("max_qp_init_rd_atom", a.max_qp_init_rd_atom, LIM_RD_ATOMIC) &&
+	     eq("max_res_rd_atom", a.max_res_rd_atom,
+		(unsigned long long)a.max_qp * LIM_RD_ATOMIC) &&
+	     eq("atomic_cap", a.atomic_cap, IBV_ATOMIC_HCA) &&
 	     eq("max_cqe", a.max_cqe, LIM_CQE) &&
 	     eq("max_srq", a.max_srq, 0) && eq("max_mw", a.max_mw, 0);
 	vu_report(ok, "hardening: ibv_query_device reports the limits the "
-		  "driver enforces (16 SGEs, no RDMA READ or atomics, no SRQ "
-		  "or MW, 65536 CQEs)");
+		  "driver enforces (16 SGEs also for RDMA READ, 16 READ/atomic "
+		  "requests per QP, HCA atomics, no SRQ or MW, 65536 CQEs)");
 }
 
 static void case_hardening(struct vu_dev *da, struct vu_dev *db)

@@ -223,8 +223,8 @@ void vu_buf_free(struct vu_buf *b);
 
 /* ---- QPs ---------------------------------------------------------------- */
 
-/* A QP of type type (IBV_QPT_UC: the only one snaa has); NULL and errno
- * on failure.  *cap is updated to the granted capabilities. */
+/* A QP of type type; NULL and errno on failure.  *cap is updated to the
+ * granted capabilities. */
 struct ibv_qp *vu_qp_create(struct ibv_pd *pd, enum ibv_qp_type type,
 			    struct ibv_cq *scq, struct ibv_cq *rcq,
 			    struct ibv_qp_cap *cap);
@@ -241,6 +241,19 @@ int vu_qp_init(struct ibv_qp *qp, int access);
 /* A global AH: from GID sgid_index to dgid, hop limit VU_HOP_LIMIT. */
 void vu_fill_av(struct ibv_ah_attr *ah, int sgid_index,
 		const union ibv_gid *dgid);
+
+/*
+ * The RC attributes vu_qp_rtr() and vu_qp_rts() set on RC QPs (RTR:
+ * max_dest_rd_atomic, min_rnr_timer; RTS: timeout, retry_cnt,
+ * rnr_retry, max_rd_atomic).  A test may change them before connecting.
+ * Defaults: timeout 14 (67 ms), 7 retries, rnr_retry 7 (infinite),
+ * min_rnr_timer 12 (0.64 ms), 16 READ/atomic requests each way.
+ */
+struct vu_rc_attr {
+	uint8_t timeout, retry_cnt, rnr_retry, min_rnr_timer;
+	uint8_t max_rd_atomic, max_dest_rd_atomic;
+};
+extern struct vu_rc_attr vu_rc;
 
 /* INIT -> RTR towards QP dest_qpn at dgid, expecting PSN rq_psn. */
 int vu_qp_rtr(struct ibv_qp *qp, int sgid_index, const union ibv_gid *dgid,

@@ -40,6 +40,8 @@
 #define SNAA_MAX_MR_SIZE	(1ULL << 40)
 #define SNAA_MAX_MSG_SIZE	(1U << 31)
 #define SNAA_MAX_INLINE		(SNAA_MAX_SGE * sizeof(struct snaa_sge))
+/* RDMA READ and atomic requests outstanding per QP, each direction. */
+#define SNAA_MAX_RD_ATOMIC	16
 /*
  * QPNs are drawn at random from [SNAA_MIN_QPN, SNAA_MAX_QPN], and the
  * index bits of MR keys from [1, SNAA_MR_INDEX_MAX], so that a blind
@@ -118,6 +120,23 @@ enum snaa_counter {
 	SNAA_CNT_DROP_ADDRESS,		/* IP addresses not the QP's path */
 	/* completions lost to a full CQ (the CQ and its QPs are in error) */
 	SNAA_CNT_CQE_OVERFLOW,
+	SNAA_CNT_DROP_BAD_QKEY,		/* UD: Q_Key not the QP's */
+	SNAA_CNT_DROP_ATOMIC_ALIGN,	/* atomic target not 8-byte aligned */
+	SNAA_CNT_DROP_STALE_RESPONSE,	/* RC: ACK/response for nothing sent */
+	/* RC requester */
+	SNAA_CNT_RC_RETRANSMITS,	/* packets sent again (go-back-N) */
+	SNAA_CNT_RC_TIMEOUTS,		/* local ACK timeouts */
+	SNAA_CNT_RC_SEQ_NAKS_RCVD,
+	SNAA_CNT_RC_RNR_NAKS_RCVD,
+	SNAA_CNT_RC_ERR_NAKS_RCVD,	/* invalid request, access, op. */
+	SNAA_CNT_RC_RETRY_EXCEEDED,
+	SNAA_CNT_RC_RNR_RETRY_EXCEEDED,
+	/* RC responder */
+	SNAA_CNT_RC_ACKS_SENT,
+	SNAA_CNT_RC_DUPLICATES,		/* duplicate requests answered */
+	SNAA_CNT_RC_SEQ_NAKS_SENT,
+	SNAA_CNT_RC_RNR_NAKS_SENT,
+	SNAA_CNT_RC_ERR_NAKS_SENT,
 	SNAA_CNT_NR
 };
 
@@ -265,26 +284,103 @@ struct snaa_ah {
 	u32 ahn;
 };
 
-/* Requester state of the message being sent (SQ head). */
-struct snaa_send_state {
-	bool busy;			/* @wqe is valid */
-	u32 npkts_sent;
-	u64 offset;			/* bytes of the message sent */
-	u64 length;			/* total message length */
-	u32 sge_idx;
-	u32 sge_off;
-	struct snaa_sqe wqe;
-	struct snaa_sge sge[SNAA_MAX_SGE];
-	enum ib_wc_status status;	/* fetch-time validation result */
-	u8 inline_data[SNAA_MAX_SGE * sizeof(struct snaa_sge)];
+/* snaa_swqe.kind: how the transport treats a send WQE */
+enum snaa_wqe_kind {
+	SNAA_WK_SEND,			/* SEND, SEND with immediate */
+	SNAA_WK_WRITE,			/* RDMA WRITE (with immediate) */
+	SNAA_WK_READ,			/* RDMA READ */
+	SNAA_WK_ATOMIC,			/* compare & swap, fetch & add */
 };
 
-/* Responder state of the message being received (UC). */
+/**
+ * struct snaa_swqe - a send WQE as the kernel keeps it
+ * @wqe: the SQE, copied out of the ring and validated (SGEs or inline
+ *	data follow the struct: snaa_swqe_sge(), snaa_swqe_inline())
+ * @length: message bytes (atomics: 8)
+ * @aav: UD: the destination, referenced until the WQE completes
+ * @first_psn: RC: PSN of its first packet
+ * @last_psn: RC: PSN of its last packet; for READ, of its last response
+ * @done: READ: bytes of the response placed so far
+ * @status: IB_WC_SUCCESS, or the error found when it was fetched
+ * @kind: enum snaa_wqe_kind
+ *
+ * The SQ ring belongs to user space, which may rewrite an entry at any
+ * time; the kernel copies each entry once, when it fetches it, and from
+ * then on works from this copy (retransmissions included).
+ */
+struct snaa_swqe {
+	struct snaa_sqe wqe;
+	u64 length;
+	struct snaa_ah_av *aav;
+	u32 first_psn;
+	u32 last_psn;
+	u64 done;
+	u8 status;
+	u8 kind;
+	/* SGEs or inline data: snaa_qp.swq_stride - sizeof(*this) bytes */
+};
+
+/*
+ * Requester state (RC, UC, UD), under snaa_qp.sq_lock.  WQEs are in the
+ * SQ ring from snaa_qp.sq.kidx (the oldest not completed; what the
+ * consumer index publishes) to @head (the next to fetch); @cur is the
+ * one being sent, so [kidx, cur) are sent and wait for their ACKs (RC).
+ */
+struct snaa_req {
+	u32 head;
+	u32 cur;
+	u64 offset;			/* bytes of @cur sent */
+	u32 sge_idx;			/* SGE cursor at @offset */
+	u32 sge_off;
+	u32 psn;			/* next PSN to send */
+	u32 psn_max;			/* next PSN never sent before */
+	u32 hi;				/* past the newest WQE sent from */
+	u32 since_ackreq;		/* packets sent since the last AckReq */
+	unsigned int rd_atomic;		/* READ/atomic WQEs in [kidx, cur) */
+	bool rnr_wait;			/* RNR NAK: wait for the RNR timer */
+	bool blocked;			/* waits for ACKs: wake it on one */
+};
+
+/* RC completer state, under snaa_qp.sq_lock. */
+struct snaa_comp {
+	u32 psn;			/* the oldest PSN not acknowledged */
+	u8 retry_left;			/* local ACK timeouts and NAKs left */
+	u8 rnr_left;			/* RNR NAKs left (7: infinite) */
+	bool progress;			/* an ACK moved @psn since the timer */
+	bool gap;			/* READ responses lost, asked again */
+};
+
+/**
+ * struct snaa_res - an RDMA READ or atomic request the responder holds
+ * @psn: PSN of the request (of its first response)
+ * @npkts: response packets
+ * @sent: response packets sent (a duplicate request rewinds it)
+ * @pending: responses are still to be sent
+ * @atomic: an atomic: @orig is the result, computed once
+ * @va: READ: the VA of the first response byte
+ * @rkey: READ: the R_Key, looked up again for every packet
+ * @length: READ: bytes
+ * @orig: atomic: the value the target held before the operation
+ * @msn: MSN to report in the last response
+ */
+struct snaa_res {
+	u32 psn;
+	u32 npkts;
+	u32 sent;
+	bool pending;
+	bool atomic;
+	u64 va;
+	u32 rkey;
+	u32 length;
+	u64 orig;
+	u32 msn;
+};
+
+/* Responder state (RC, UC, UD), under snaa_qp.rq_lock. */
 struct snaa_recv_state {
 	bool in_msg;			/* between FIRST and LAST */
 	bool is_send;
 	bool have_wqe;			/* @wqe holds a consumed RQ entry */
-	bool drop;			/* dropping until the next FIRST/ONLY */
 	u32 epsn;			/* expected PSN */
 	/* RDMA WRITE: the MR is looked up again for every packet */
 	u32 rkey;
@@ -296,6 +392,25 @@ struct snaa_recv_state {
 	u64 wqe_len;			/* sum of the RQE's SGE lengths */
 	struct snaa_rqe wqe;
 	struct snaa_sge sge[SNAA_MAX_SGE];
+
+	/* RC */
+	u32 msn;			/* messages completed */
+	bool nak_sent;			/* a PSN sequence NAK went out */
+	struct snaa_res *res;		/* ring of max_dest_rd_atomic */
+	u32 res_head;			/* next slot to take */
+	bool ack_pending;		/* an ACK for @ack_psn is due */
+	u32 ack_psn;
+	bool nak_pending;		/* a NAK for @nak_psn is due */
+	u32 nak_psn;
+	u8 nak_syndrome;
+	/*
+	 * A fatal NAK is due: requests are dropped from now on, and once
+	 * the responses before it and the NAK are out, the QP goes to ERR
+	 * with @fatal_event.
+	 */
+	bool halted;
+	u8 fatal_event;
+	bool tx_owner;			/* someone is sending responses */
 };
 
 /**
@@ -325,15 +440,21 @@ struct snaa_qp {
 	enum ib_qp_state state;
 	u32 path_mtu;			/* bytes */
 	u32 dest_qpn;
-	u32 sq_psn;			/* next PSN to send */
 	u32 qkey;
 	u16 pkey_index;
 	int access;			/* qp_access_flags */
-	/* written under @sq_mutex and @rq_lock: either keeps it stable */
+	/* written under @sq_mutex, @sq_lock and @rq_lock: any keeps it */
 	struct snaa_av av;
 	struct rdma_ah_attr ah_attr;	/* as set, for query_qp */
 	bool sq_sig_all;
 	bool user;
+	/* RC attributes */
+	u8 timeout;			/* local ACK timeout: 4.096 us << n */
+	u8 retry_cnt;
+	u8 rnr_retry;			/* 7: infinite */
+	u8 min_rnr_timer;		/* IB_RNR_TIMER_* we NAK with */
+	u8 max_rd_atomic;		/* we may have outstanding */
+	u8 max_dest_rd_atomic;		/* we accept */
 
 	struct snaa_cq *scq;
 	struct snaa_cq *rcq;
@@ -341,19 +462,58 @@ struct snaa_qp {
 	u32 max_recv_sge;
 	u32 max_inline;
 
-	/* send queue: one processor at a time, under @sq_mutex */
+	/*
+	 * Send queue.  One context sends at a time, under @sq_mutex: the
+	 * process that rang the doorbell or the work item.  The state it
+	 * shares with the completer and the timers (softirq) is under
+	 * @sq_lock; packets are built under it and sent after it.
+	 */
 	struct snaa_queue sq;
 	spinlock_t sq_post_lock;	/* kernel QPs: producers */
 	struct mutex sq_mutex;
 	struct work_struct sq_work;	/* runs on @tx_cpu */
 	int tx_cpu;			/* every packet leaves from here */
-	struct snaa_send_state send;
+	spinlock_t sq_lock;
+	void *swq;			/* shadow WQEs, @swq_stride each */
+	u32 swq_stride;
+	struct snaa_ah_av **sq_ahs;	/* kernel UD QPs: AHs of posted WRs */
+	struct snaa_req req;
+	struct snaa_comp comp;
+	struct timer_list retrans_timer;
+	struct timer_list rnr_timer;
+	bool dying;			/* destroy: timers must not re-arm */
 
 	/* receive queue: consumed by the responder under @rq_lock */
 	struct snaa_queue rq;
 	spinlock_t rq_lock;		/* RQ consumer side, @recv */
 	struct snaa_recv_state recv;
 };
+
+static inline struct snaa_swqe *snaa_swqe(struct snaa_qp *qp, u32 idx)
+{
+	return qp->swq + (size_t)(idx & (qp->sq.num - 1)) * qp->swq_stride;
+}
+
+static inline struct snaa_sge *snaa_swqe_sge(struct snaa_swqe *w)
+{
+	return (struct snaa_sge *)(w + 1);
+}
+
+static inline u8 *snaa_swqe_inline(struct snaa_swqe *w)
+{
+	return (u8 *)(w + 1);
+}
+
+/* Connected transports check addresses and keep a path. */
+static inline bool snaa_qp_connected(const struct snaa_qp *qp)
+{
+	return qp->ibqp.qp_type == IB_QPT_RC || qp->ibqp.qp_type == IB_QPT_UC;
+}
+
+static inline bool snaa_qp_ud(const struct snaa_qp *qp)
+{
+	return qp->ibqp.qp_type == IB_QPT_UD || qp->ibqp.qp_type == IB_QPT_GSI;
+}
 
 static inline struct snaa_pd *to_snaa_pd(struct ib_pd *ibpd)
 {
@@ -398,11 +558,20 @@ static inline struct snaa_ucontext *to_snaa_uctx(struct ib_ucontext *ibuc)
  * its bytes: the IP addresses it travelled between (for a looped-back
  * packet, those of the sending QP's path)
  * @ipv6: the addresses are IPv6
+ * @loopback: the packet was looped back on the device: it has no IP
+ *	header, @tos, @ttl and @flow_label say what it would have held
+ * @tos: traffic class
+ * @ttl: hop limit
+ * @flow_label: IPv6 flow label
  * @saddr: source address
  * @daddr: destination address
  */
 struct snaa_skb_cb {
 	bool ipv6;
+	bool loopback;			/* no IP header in front of the BTH */
+	u8 tos;				/* loopback: from the sender's path */
+	u8 ttl;
+	u32 flow_label;
 	union snaa_ipaddr saddr, daddr;
 };
 
@@ -436,8 +605,12 @@ void snaa_mr_put(struct snaa_mr *mr);
 int snaa_mr_check(struct snaa_mr *mr, struct ib_pd *pd, u64 va, u64 len,
 		  int access);
 void snaa_mr_read(struct snaa_mr *mr, u64 va, void *buf, u32 len);
+int snaa_mr_write(struct snaa_mr *mr, u64 va, const void *buf, u32 len);
 int snaa_mr_write_skb(struct snaa_mr *mr, u64 va, const struct sk_buff *skb,
 		      u32 off, u32 len);
+bool snaa_mr_atomic_aligned(struct snaa_mr *mr, u64 va);
+u64 snaa_mr_atomic(struct snaa_mr *mr, u64 va, bool cmp_swap, u64 compare_add,
+		   u64 swap);
 
 /* snaa_ah.c */
 int snaa_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init,
@@ -478,11 +651,29 @@ int snaa_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 		   const struct ib_send_wr **bad_wr);
 void snaa_sq_work(struct work_struct *work);
 void snaa_sq_schedule(struct snaa_qp *qp);
+void snaa_sq_complete(struct snaa_qp *qp, enum ib_wc_status status);
+void snaa_req_rewind(struct snaa_qp *qp, u32 psn);
+void snaa_req_resume(struct snaa_qp *qp);
+
+/* snaa_comp.c */
+void snaa_comp_init(struct snaa_qp *qp);
+void snaa_comp_shutdown(struct snaa_qp *qp);
+void snaa_comp_arm_retrans(struct snaa_qp *qp);
+void snaa_comp_stop_timers(struct snaa_qp *qp);
+enum snaa_counter snaa_comp_rcv(struct snaa_qp *qp, const struct snaa_pkt *pkt,
+				struct sk_buff *skb);
+
+/* snaa_resp.c */
+void snaa_recv_abort(struct snaa_qp *qp);
+void snaa_resp_reset(struct snaa_qp *qp);
+enum snaa_counter snaa_resp_rcv(struct snaa_qp *qp, const struct snaa_pkt *pkt,
+				struct sk_buff *skb);
+int snaa_resp_tx(struct snaa_qp *qp, int budget);
+bool snaa_resp_pending(struct snaa_qp *qp);
 
 /* snaa_rx.c */
 int snaa_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 		   const struct ib_recv_wr **bad_wr);
-void snaa_recv_abort(struct snaa_qp *qp);
 void snaa_rcv(struct snaa_dev *sdev, struct sk_buff *skb);
 
 /* snaa_stats.c */

@@ -182,6 +182,15 @@ int snaa_poll_cq(struct ib_cq *ibcq, int num_entries, struct ib_wc *wc)
 		wc->ex.imm_data = (__force __be32)k->cqe.imm_data;
 		if (k->cqe.wc_flags & SNAA_WC_WITH_IMM)
 			wc->wc_flags |= IB_WC_WITH_IMM;
+		if (k->cqe.wc_flags & SNAA_WC_GRH)
+			wc->wc_flags |= IB_WC_GRH;
+		/* UD: what the GRH area holds (ib_init_ah_attr_from_wc()) */
+		if (k->cqe.wc_flags & (SNAA_WC_NET_IPV4 | SNAA_WC_NET_IPV6)) {
+			wc->wc_flags |= IB_WC_WITH_NETWORK_HDR_TYPE;
+			wc->network_hdr_type =
+				k->cqe.wc_flags & SNAA_WC_NET_IPV6 ?
+				RDMA_NETWORK_IPV6 : RDMA_NETWORK_IPV4;
+		}
 		wc->pkey_index = k->cqe.pkey_index;
 		wc->port_num = 1;
 	}

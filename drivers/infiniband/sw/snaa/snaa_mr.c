@@ -264,6 +264,78 @@ void snaa_mr_read(struct snaa_mr *mr, u64 va, void *buf, u32 len)
 	}
 }
 
+/* Copy @len bytes from @buf to @va of a checked MR. */
+int snaa_mr_write(struct snaa_mr *mr, u64 va, const void *buf, u32 len)
+{
+	const u8 *src = buf;
+	u32 chunk;
+	u8 *dst;
+
+	if (mr->dma) {
+		memcpy((void *)(uintptr_t)va, buf, len);
+		return 0;
+	}
+	while (len) {
+		dst = snaa_mr_map(mr, va, len, &chunk);
+		memcpy(dst, src, chunk);
+		kunmap_local(dst);
+		src += chunk;
+		va += chunk;
+		len -= chunk;
+	}
+	return 0;
+}
+
+/*
+ * Is the 8-byte target of an atomic at @va of @mr naturally aligned, in
+ * the MR's VA space and in memory (an MR's I/O VA need not have the
+ * alignment of the user address it maps)?
+ */
+bool snaa_mr_atomic_aligned(struct snaa_mr *mr, u64 va)
+{
+	if (va & 7)
+		return false;
+	return mr->dma || !((va - mr->iova + mr->page_off) & 7);
+}
+
+/**
+ * snaa_mr_atomic() - an atomic operation on 8 bytes of a checked MR
+ * @mr: the MR; its 8 bytes at @va are within it and aligned
+ *	(snaa_mr_atomic_aligned())
+ * @va: the target
+ * @cmp_swap: compare & swap (else fetch & add)
+ * @compare_add: the value to compare with, or to add
+ * @swap: the value to store if it compares equal
+ *
+ * A real atomic instruction on the target memory: atomic with respect
+ * to other operations of this device and to CPUs using atomic
+ * instructions on the same memory.  Values are in host byte order.
+ *
+ * Return: the value the target held before.
+ */
+u64 snaa_mr_atomic(struct snaa_mr *mr, u64 va, bool cmp_swap, u64 compare_add,
+		   u64 swap)
+{
+	u64 *p, orig;
+	u32 chunk;
+	u8 *page;
+
+	if (mr->dma) {
+		p = (u64 *)(uintptr_t)va;
+		page = NULL;
+	} else {
+		page = snaa_mr_map(mr, va, 8, &chunk);
+		p = (u64 *)page;
+	}
+	if (cmp_swap)
+		orig = cmpxchg64(p, compare_add, swap);
+	else
+		orig = atomic64_fetch_add(compare_add, (atomic64_t *)p);
+	if (page)
+		kunmap_local(page);
+	return orig;
+}
+
 /* Copy @len bytes at @off of @skb to @va of a checked MR. */
 int snaa_mr_write_skb(struct snaa_mr *mr, u64 va, const struct sk_buff *skb,
 		      u32 off, u32 len)

@@ -196,6 +196,7 @@ static void snaa_net_rx_addrs(struct sock *sk, struct sk_buff *skb)
 {
 	struct snaa_skb_cb *cb = snaa_skb_cb(skb);
 
+	memset(cb, 0, sizeof(*cb));
 	cb->ipv6 = sk->sk_family == AF_INET6;
 	if (cb->ipv6) {
 		cb->saddr.v6 = ipv6_hdr(skb)->saddr;
@@ -678,7 +679,8 @@ static unsigned int snaa_ip_udp_len(const struct snaa_av *av)
  * The buffer has headroom for the link layer, IP and UDP headers and
  * tailroom for the ICRC; skb->data is where the BTH goes.
  *
- * Context: process context, may sleep (GFP_KERNEL).
+ * Context: any but hard IRQ; does not sleep (packets are built under
+ * the QP's spinlocks).
  * Return: the buffer, or NULL.
  */
 struct sk_buff *snaa_skb_alloc(struct snaa_dev *sdev, struct snaa_av *av,
@@ -689,20 +691,18 @@ struct sk_buff *snaa_skb_alloc(struct snaa_dev *sdev, struct snaa_av *av,
 	unsigned int size = head + len + SNAA_ICRC_BYTES;
 	struct sk_buff *skb = NULL;
 
-	might_sleep();
 	/*
 	 * Packets that fit come from the per-CPU page fragment cache, whose
 	 * pages are recycled without being cleared again, where kmalloc()ed
 	 * data is zeroed on every allocation under init_on_alloc (Debian's
 	 * default): for small messages that is a good part of the send
-	 * cost.  The cache does not sleep and may fail; kmalloc() is the
-	 * fallback.
+	 * cost.  kmalloc() is the fallback.
 	 */
 	if (size <= SKB_WITH_OVERHEAD(PAGE_SIZE) - NET_SKB_PAD)
 		skb = __netdev_alloc_skb(ndev, size, GFP_ATOMIC | __GFP_NOWARN |
 						     __GFP_NOMEMALLOC);
 	if (!skb)
-		skb = alloc_skb(size, GFP_KERNEL);
+		skb = alloc_skb(size, GFP_ATOMIC | __GFP_NOWARN);
 	if (!skb)
 		return NULL;
 	skb_reserve(skb, head);
@@ -747,6 +747,10 @@ static int snaa_xmit_loopback(struct snaa_dev *sdev, struct snaa_av *av,
 	skb->dev = sdev->ndev;
 	memset(cb, 0, sizeof(*cb));
 	cb->ipv6 = av->ipv6;
+	cb->loopback = true;
+	cb->tos = av->tos;
+	cb->ttl = av->ttl;
+	cb->flow_label = av->flow_label;
 	cb->saddr = av->saddr;
 	cb->daddr = av->daddr;
 	snaa_count(sdev, SNAA_CNT_LOOPBACK_PKTS, 1);

@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * snaa queue pairs: creation with their rings, the IBA state machine
- * (RESET, INIT, RTR, RTS, SQD, SQE, ERR), flushing, query and destroy.
+ * snaa queue pairs: RC, UC, UD and the GSI QP (QP1) with their rings,
+ * the IBA state machine (RESET, INIT, RTR, RTS, SQD, SQE, ERR),
+ * flushing, query and destroy.
  */
 
 #include <rdma/ib_cache.h>
+#include <rdma/ib_mad.h>
 #include <rdma/uverbs_ioctl.h>
 
 #include "snaa.h"
@@ -44,16 +46,22 @@ static int snaa_qp_check_cap(struct ib_qp_cap *cap)
 }
 
 /*
- * Enter @qref into the QP table under a random free QPN.  With at most
- * SNAA_MAX_QP QPs in a space of 2^24, a draw hits a free number with
- * probability > 99.9 %: running out of draws means the RNG is broken.
+ * Enter @qref into the QP table: QPN 1 for the GSI QP, else a random
+ * free QPN.  With at most SNAA_MAX_QP QPs in a space of 2^24, a draw
+ * hits a free number with probability > 99.9 %: running out of draws
+ * means the RNG is broken.
  */
 static int snaa_qpn_alloc(struct snaa_dev *sdev, struct snaa_qp_ref *qref,
-			  u32 *qpn)
+			  enum ib_qp_type type, u32 *qpn)
 {
 	int tries, err = -EBUSY;
 	u32 n;
 
+	if (type == IB_QPT_GSI) {
+		err = xa_insert(&sdev->qp_xa, 1, qref, GFP_KERNEL_ACCOUNT);
+		*qpn = 1;
+		return err;
+	}
 	for (tries = 0; tries < 64 && err == -EBUSY; tries++) {
 		n = get_random_u32_inclusive(SNAA_MIN_QPN, SNAA_MAX_QPN);
 		err = xa_insert(&sdev->qp_xa, n, qref, GFP_KERNEL_ACCOUNT);
@@ -79,6 +87,61 @@ static void snaa_qp_unpublish(struct snaa_qp *qp)
 	kfree_rcu(qref, rcu);
 }
 
+/* Drop the AH references of WQEs that were never completed. */
+static void snaa_qp_put_ahs(struct snaa_qp *qp)
+{
+	u32 i;
+
+	for (i = 0; i < qp->sq.num; i++) {
+		struct snaa_swqe *w = snaa_swqe(qp, i);
+
+		if (w->aav) {
+			snaa_ah_av_put(w->aav);
+			w->aav = NULL;
+		}
+		if (qp->sq_ahs && qp->sq_ahs[i]) {
+			snaa_ah_av_put(qp->sq_ahs[i]);
+			qp->sq_ahs[i] = NULL;
+		}
+	}
+}
+
+/* What create_qp allocates besides the rings; freed by snaa_qp_free(). */
+static int snaa_qp_alloc(struct snaa_qp *qp)
+{
+	qp->swq_stride = sizeof(struct snaa_swqe) + qp->sq.stride -
+			 sizeof(struct snaa_sqe);
+	qp->swq = kvcalloc(qp->sq.num, qp->swq_stride, GFP_KERNEL_ACCOUNT);
+	if (!qp->swq)
+		return -ENOMEM;
+	if (snaa_qp_ud(qp) && !qp->user) {
+		qp->sq_ahs = kvcalloc(qp->sq.num, sizeof(*qp->sq_ahs),
+				      GFP_KERNEL_ACCOUNT);
+		if (!qp->sq_ahs)
+			return -ENOMEM;
+	}
+	if (qp->ibqp.qp_type == IB_QPT_RC) {
+		qp->recv.res = kcalloc(SNAA_MAX_RD_ATOMIC,
+				       sizeof(*qp->recv.res),
+				       GFP_KERNEL_ACCOUNT);
+		if (!qp->recv.res)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+static void snaa_qp_free(struct snaa_qp *qp)
+{
+	if (qp->swq)
+		snaa_qp_put_ahs(qp);
+	kvfree(qp->swq);
+	kvfree(qp->sq_ahs);
+	kfree(qp->recv.res);
+	qp->swq = NULL;
+	qp->sq_ahs = NULL;
+	qp->recv.res = NULL;
+}
+
 int snaa_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 		   struct ib_udata *udata)
 {
@@ -91,8 +154,18 @@ int snaa_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	u32 qpn;
 	int err;
 
-	if (init->qp_type != IB_QPT_UC)
+	switch (init->qp_type) {
+	case IB_QPT_RC:
+	case IB_QPT_UC:
+	case IB_QPT_UD:
+		break;
+	case IB_QPT_GSI:
+		if (udata || init->port_num != 1)
+			return -EINVAL;
+		break;
+	default:
 		return -EOPNOTSUPP;
+	}
 	if (init->srq || init->create_flags)
 		return -EOPNOTSUPP;
 	err = snaa_qp_check_cap(&init->cap);
@@ -122,12 +195,21 @@ int snaa_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	qp->max_recv_sge = init->cap.max_recv_sge;
 	qp->max_inline = init->cap.max_inline_data;
 	qp->path_mtu = SNAA_IB_MTU_MIN;
+	/* IBA defaults for RC until modify_qp sets them */
+	qp->timeout = 14;
+	qp->retry_cnt = 7;
+	qp->rnr_retry = 7;
+	qp->min_rnr_timer = IB_RNR_TIMER_000_32;
+	if (init->qp_type == IB_QPT_GSI)
+		qp->qkey = IB_QP1_QKEY;
 	init_completion(&qp->done);
 	spin_lock_init(&qp->state_lock);
 	spin_lock_init(&qp->sq_post_lock);
+	spin_lock_init(&qp->sq_lock);
 	spin_lock_init(&qp->rq_lock);
 	mutex_init(&qp->sq_mutex);
 	INIT_WORK(&qp->sq_work, snaa_sq_work);
+	snaa_comp_init(qp);
 
 	err = snaa_queue_init(&qp->sq, init->cap.max_send_wr,
 			      snaa_sq_stride(qp->max_send_sge, qp->max_inline),
@@ -140,16 +222,20 @@ int snaa_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 			      snaa_rq_stride(qp->max_recv_sge), ibuc);
 	if (err)
 		goto err_sq;
+	err = snaa_qp_alloc(qp);
+	if (err)
+		goto err_rq;
 
 	/*
 	 * From here on the receive path can find the QP; in RESET it drops
 	 * every packet, after looking at nothing but the fields set above.
 	 */
-	err = snaa_qpn_alloc(sdev, qp->qref, &qpn);
+	err = snaa_qpn_alloc(sdev, qp->qref, init->qp_type, &qpn);
 	if (err)
 		goto err_rq;
 	ibqp->qp_num = qpn;
-	qp->tx_cpu = cpumask_local_spread(qpn, NUMA_NO_NODE);
+	/* Where the creator runs: usually where it posts from. */
+	qp->tx_cpu = raw_smp_processor_id();
 
 	init->cap.max_send_wr = qp->sq.num;
 	init->cap.max_recv_wr = qp->rq.num;
@@ -174,6 +260,7 @@ err_unpublish:
 	snaa_qp_unpublish(qp);
 	qp->qref = NULL;	/* freed by snaa_qp_unpublish() */
 err_rq:
+	snaa_qp_free(qp);
 	snaa_queue_free(&qp->rq);
 err_sq:
 	snaa_queue_free(&qp->sq);
@@ -316,26 +403,42 @@ void snaa_qp_upcalls(struct snaa_qp *qp)
 		snaa_cq_upcalls(qp->rcq);
 }
 
+/* Drop everything posted; both rings start over empty.  sq_mutex held. */
 static void snaa_qp_reset(struct snaa_qp *qp)
 {
-	/* Drop everything posted; both rings start over empty. */
 	spin_lock_bh(&qp->rq_lock);
-	snaa_recv_abort(qp);
-	qp->recv.have_wqe = false;
+	snaa_resp_reset(qp);
 	qp->rq.kidx = READ_ONCE(qp->rq.ring->producer);
 	snaa_ring_publish_consumer(&qp->rq, qp->rq.kidx);
 	WRITE_ONCE(qp->rq.ring->flags, 0);
 	spin_unlock_bh(&qp->rq_lock);
 
-	qp->send.busy = false;
+	spin_lock_bh(&qp->sq_lock);
+	snaa_comp_stop_timers(qp);
+	snaa_qp_put_ahs(qp);
 	qp->sq.kidx = READ_ONCE(qp->sq.ring->producer);
 	snaa_ring_publish_consumer(&qp->sq, qp->sq.kidx);
+	memset(&qp->req, 0, sizeof(qp->req));
+	qp->req.head = qp->req.cur = qp->sq.kidx;
+	memset(&qp->comp, 0, sizeof(qp->comp));
 	WRITE_ONCE(qp->sq.ring->flags, SNAA_RING_F_IDLE);
+	spin_unlock_bh(&qp->sq_lock);
 }
+
+/* The attributes each QP type takes beyond what the IBA table checks. */
+#define SNAA_QP_ATTRS	(IB_QP_STATE | IB_QP_CUR_STATE |		\
+			 IB_QP_EN_SQD_ASYNC_NOTIFY | IB_QP_ACCESS_FLAGS |\
+			 IB_QP_PKEY_INDEX | IB_QP_PORT | IB_QP_QKEY |	\
+			 IB_QP_AV | IB_QP_PATH_MTU | IB_QP_TIMEOUT |	\
+			 IB_QP_RETRY_CNT | IB_QP_RNR_RETRY |		\
+			 IB_QP_RQ_PSN | IB_QP_MAX_QP_RD_ATOMIC |	\
+			 IB_QP_MIN_RNR_TIMER | IB_QP_SQ_PSN |		\
+			 IB_QP_MAX_DEST_RD_ATOMIC | IB_QP_PATH_MIG_STATE | \
+			 IB_QP_CAP | IB_QP_DEST_QPN)
 
 /*
  * Validate a modify_qp request against the device and the QP, without
- * changing anything.  Return 0 or -EINVAL.
+ * changing anything.  Return 0 or -EINVAL / -EOPNOTSUPP.
  */
 static int snaa_modify_qp_check(struct snaa_qp *qp, struct ib_qp_attr *attr,
 				int mask, enum ib_qp_state cur,
@@ -344,6 +447,8 @@ static int snaa_modify_qp_check(struct snaa_qp *qp, struct ib_qp_attr *attr,
 	struct snaa_dev *sdev = qp->sdev;
 	u32 mtu;
 
+	if (mask & ~SNAA_QP_ATTRS)
+		return -EOPNOTSUPP;	/* alternate paths: no APM */
 	/* The core passes IB_QP_CUR_STATE through: it must be the truth. */
 	if ((mask & IB_QP_CUR_STATE) && attr->cur_qp_state != cur)
 		return -EINVAL;
@@ -377,7 +482,70 @@ static int snaa_modify_qp_check(struct snaa_qp *qp, struct ib_qp_attr *attr,
 		return -EINVAL;
 	if ((mask & IB_QP_DEST_QPN) && attr->dest_qp_num > SNAA_QPN_MASK)
 		return -EINVAL;
+	if ((mask & IB_QP_TIMEOUT) && attr->timeout > 31)
+		return -EINVAL;
+	if ((mask & IB_QP_RETRY_CNT) && attr->retry_cnt > 7)
+		return -EINVAL;
+	if ((mask & IB_QP_RNR_RETRY) && attr->rnr_retry > 7)
+		return -EINVAL;
+	if ((mask & IB_QP_MIN_RNR_TIMER) && attr->min_rnr_timer > 31)
+		return -EINVAL;
+	if ((mask & IB_QP_MAX_QP_RD_ATOMIC) &&
+	    attr->max_rd_atomic > SNAA_MAX_RD_ATOMIC)
+		return -EINVAL;
+	if ((mask & IB_QP_MAX_DEST_RD_ATOMIC) &&
+	    attr->max_dest_rd_atomic > SNAA_MAX_RD_ATOMIC)
+		return -EINVAL;
+	/* The caps cannot change: the rings have their size. */
+	if ((mask & IB_QP_CAP) &&
+	    (attr->cap.max_send_wr > qp->sq.num ||
+	     attr->cap.max_recv_wr > qp->rq.num ||
+	     attr->cap.max_send_sge > qp->max_send_sge ||
+	     attr->cap.max_recv_sge > qp->max_recv_sge ||
+	     attr->cap.max_inline_data > qp->max_inline))
+		return -EINVAL;
 	return 0;
+}
+
+/* Set the attributes of a checked modify_qp.  Both QP locks held. */
+static void snaa_modify_qp_apply(struct snaa_qp *qp, struct ib_qp_attr *attr,
+				 int mask)
+{
+	if (mask & IB_QP_ACCESS_FLAGS)
+		qp->access = attr->qp_access_flags;
+	if (mask & IB_QP_PKEY_INDEX)
+		qp->pkey_index = attr->pkey_index;
+	if (mask & IB_QP_QKEY)
+		qp->qkey = attr->qkey;
+	if (mask & IB_QP_PATH_MTU)
+		qp->path_mtu = ib_mtu_enum_to_int(attr->path_mtu);
+	if (mask & IB_QP_TIMEOUT)
+		qp->timeout = attr->timeout;
+	if (mask & IB_QP_RETRY_CNT)
+		qp->retry_cnt = attr->retry_cnt;
+	if (mask & IB_QP_RNR_RETRY)
+		qp->rnr_retry = attr->rnr_retry;
+	if (mask & IB_QP_MIN_RNR_TIMER)
+		qp->min_rnr_timer = attr->min_rnr_timer;
+	if (mask & IB_QP_MAX_QP_RD_ATOMIC)
+		qp->max_rd_atomic = attr->max_rd_atomic;
+	if (mask & IB_QP_MAX_DEST_RD_ATOMIC)
+		qp->max_dest_rd_atomic = attr->max_dest_rd_atomic;
+	if (mask & IB_QP_RQ_PSN) {
+		qp->recv.epsn = attr->rq_psn & SNAA_PSN_MASK;
+		qp->recv.in_msg = false;
+	}
+	if (mask & IB_QP_SQ_PSN) {
+		qp->req.psn = attr->sq_psn & SNAA_PSN_MASK;
+		qp->req.psn_max = qp->req.psn;
+		qp->req.hi = qp->req.cur;
+		qp->comp.psn = qp->req.psn;
+		qp->comp.gap = false;
+	}
+	if (mask & (IB_QP_RETRY_CNT | IB_QP_STATE))
+		qp->comp.retry_left = qp->retry_cnt;
+	if (mask & (IB_QP_RNR_RETRY | IB_QP_STATE))
+		qp->comp.rnr_left = qp->rnr_retry;
 }
 
 /*
@@ -394,8 +562,6 @@ int snaa_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	u32 dest_qpn;
 	int err;
 
-	if (mask & ~IB_QP_ATTR_STANDARD_BITS)
-		return -EOPNOTSUPP;
 	if (udata && (udata->inlen || udata->outlen))
 		return -EINVAL;
 
@@ -414,30 +580,28 @@ int snaa_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 			goto out;
 	}
 
-	/* Nothing fails from here on. */
+	/*
+	 * Nothing fails from here on.  The path is read by the responder
+	 * (rq_lock, and its responses sent outside the lock: wait until
+	 * none is being sent) and the completer (sq_lock).
+	 */
 	spin_lock_bh(&qp->rq_lock);
+	while (qp->recv.tx_owner) {
+		spin_unlock_bh(&qp->rq_lock);
+		cond_resched();
+		spin_lock_bh(&qp->rq_lock);
+	}
+	spin_lock(&qp->sq_lock);
 	if (mask & IB_QP_AV)
 		swap(qp->av, av);
 	qp->dest_qpn = dest_qpn;
-	if (mask & IB_QP_ACCESS_FLAGS)
-		qp->access = attr->qp_access_flags;
-	if (mask & IB_QP_PKEY_INDEX)
-		qp->pkey_index = attr->pkey_index;
-	if (mask & IB_QP_QKEY)
-		qp->qkey = attr->qkey;
-	if (mask & IB_QP_PATH_MTU)
-		qp->path_mtu = ib_mtu_enum_to_int(attr->path_mtu);
-	if (mask & IB_QP_RQ_PSN) {
-		qp->recv.epsn = attr->rq_psn & SNAA_PSN_MASK;
-		qp->recv.in_msg = false;
-	}
+	snaa_modify_qp_apply(qp, attr, mask);
+	spin_unlock(&qp->sq_lock);
 	spin_unlock_bh(&qp->rq_lock);
 	/* The old path, if it was replaced. */
 	snaa_av_release(&av);
 	if (mask & IB_QP_AV)
 		rdma_replace_ah_attr(&qp->ah_attr, &attr->ah_attr);
-	if (mask & IB_QP_SQ_PSN)
-		qp->sq_psn = attr->sq_psn & SNAA_PSN_MASK;
 
 	if (new != cur) {
 		spin_lock_bh(&qp->state_lock);
@@ -471,13 +635,23 @@ int snaa_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	attr->cur_qp_state = qp->state;
 	attr->path_mtu = ib_mtu_int_to_enum(qp->path_mtu);
 	attr->qkey = qp->qkey;
+	spin_lock_bh(&qp->rq_lock);
 	attr->rq_psn = qp->recv.epsn;
-	attr->sq_psn = qp->sq_psn;
+	spin_unlock_bh(&qp->rq_lock);
+	spin_lock_bh(&qp->sq_lock);
+	attr->sq_psn = qp->req.psn;
+	spin_unlock_bh(&qp->sq_lock);
 	attr->dest_qp_num = qp->dest_qpn;
 	attr->qp_access_flags = qp->access;
 	attr->pkey_index = qp->pkey_index;
 	attr->port_num = 1;
 	attr->sq_draining = 0;
+	attr->timeout = qp->timeout;
+	attr->retry_cnt = qp->retry_cnt;
+	attr->rnr_retry = qp->rnr_retry;
+	attr->min_rnr_timer = qp->min_rnr_timer;
+	attr->max_rd_atomic = qp->max_rd_atomic;
+	attr->max_dest_rd_atomic = qp->max_dest_rd_atomic;
 	/* A copy without a GID attribute reference: the caller takes none. */
 	attr->ah_attr = qp->ah_attr;
 	attr->ah_attr.grh.sgid_attr = NULL;
@@ -505,6 +679,8 @@ int snaa_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	snaa_qp_unpublish(qp);
 
 	WRITE_ONCE(qp->state, IB_QPS_RESET);
+	/* Timers first: they queue the work, which may arm them. */
+	snaa_comp_shutdown(qp);
 	cancel_work_sync(&qp->sq_work);
 	/*
 	 * A process may keep the rings mapped after the QP is gone (the
@@ -513,11 +689,9 @@ int snaa_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	 */
 	WRITE_ONCE(qp->sq.ring->flags, SNAA_RING_F_IDLE);
 	WRITE_ONCE(qp->rq.ring->flags, SNAA_RING_F_IDLE);
-	spin_lock_bh(&qp->rq_lock);
-	snaa_recv_abort(qp);
-	spin_unlock_bh(&qp->rq_lock);
 	snaa_av_release(&qp->av);
 	rdma_destroy_ah_attr(&qp->ah_attr);
+	snaa_qp_free(qp);
 	snaa_queue_free(&qp->rq);
 	snaa_queue_free(&qp->sq);
 	atomic_dec(&sdev->num_qp);

@@ -1,11 +1,20 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * snaa requester: posting to the send queue, and the send queue
- * processor that turns WQEs into RoCEv2 packets.
+ * processor that turns WQEs into RoCEv2 packets for RC, UC and UD.
  *
- * One processor runs per QP at a time, under qp->sq_mutex: either in the
- * context of the process that rang the doorbell (no workqueue hop for
- * the common case) or in a work item.
+ * Concurrency.  One context processes a QP's send queue at a time, under
+ * qp->sq_mutex: the process that rang the doorbell (no work queue hop)
+ * or the QP's work item, which also sends the responder's queued
+ * responses (snaa_resp_tx()).  What the processor shares with the RC
+ * completer and the retransmit and RNR timers, which run in softirq, is
+ * under qp->sq_lock: each packet is decided and built under it, and sent
+ * after it is dropped, so no QP lock is held while a packet goes out (a
+ * looped-back packet is received synchronously, and its ACK comes back
+ * into the completer on the same stack).
+ *
+ * Every WQE is copied out of the user's ring once, when it is fetched,
+ * into a shadow entry (struct snaa_swqe) that retransmissions use.
  */
 
 #include <linux/sched.h>
@@ -14,6 +23,10 @@
 
 /* Packets sent per processor run before yielding to the work queue. */
 #define SNAA_SQ_BUDGET		256
+/* RC: unacknowledged packets the requester may have outstanding. */
+#define SNAA_RC_WINDOW		512
+/* RC: AckReq at least this often within a long message. */
+#define SNAA_RC_ACKREQ_EVERY	64
 
 static u8 snaa_wc_opcode(u32 wr_opcode)
 {
@@ -21,198 +34,666 @@ static u8 snaa_wc_opcode(u32 wr_opcode)
 	case IB_WR_RDMA_WRITE:
 	case IB_WR_RDMA_WRITE_WITH_IMM:
 		return IB_WC_RDMA_WRITE;
+	case IB_WR_RDMA_READ:
+		return IB_WC_RDMA_READ;
+	case IB_WR_ATOMIC_CMP_AND_SWP:
+		return IB_WC_COMP_SWAP;
+	case IB_WR_ATOMIC_FETCH_AND_ADD:
+		return IB_WC_FETCH_ADD;
 	default:
 		return IB_WC_SEND;
 	}
 }
 
-static void snaa_sq_complete(struct snaa_qp *qp, enum ib_wc_status status)
+/*
+ * Which opcodes each transport takes.  Return the WQE kind, or -1 for
+ * an opcode the QP type does not have.
+ */
+static int snaa_wqe_kind(enum ib_qp_type type, u32 opcode)
 {
-	struct snaa_send_state *s = &qp->send;
+	switch (opcode) {
+	case IB_WR_SEND:
+	case IB_WR_SEND_WITH_IMM:
+		return SNAA_WK_SEND;
+	case IB_WR_RDMA_WRITE:
+	case IB_WR_RDMA_WRITE_WITH_IMM:
+		return type == IB_QPT_RC || type == IB_QPT_UC ?
+		       SNAA_WK_WRITE : -1;
+	case IB_WR_RDMA_READ:
+		return type == IB_QPT_RC ? SNAA_WK_READ : -1;
+	case IB_WR_ATOMIC_CMP_AND_SWP:
+	case IB_WR_ATOMIC_FETCH_AND_ADD:
+		return type == IB_QPT_RC ? SNAA_WK_ATOMIC : -1;
+	default:
+		return -1;
+	}
+}
+
+/* The largest UD message: what the port carries. */
+static u32 snaa_ud_mtu(struct snaa_qp *qp)
+{
+	return snaa_mtu_from_netdev(READ_ONCE(qp->sdev->ndev->mtu));
+}
+
+/**
+ * snaa_sq_complete() - complete the oldest outstanding send WQE
+ * @qp: the QP
+ * @status: IB_WC_*
+ *
+ * Frees its ring slot (the consumer index moves before the CQE is
+ * visible: a poster that sees the completion may reuse the slot at once)
+ * and posts a CQE if the WQE is signaled or failed.
+ *
+ * Context: qp->sq_lock held.
+ */
+void snaa_sq_complete(struct snaa_qp *qp, enum ib_wc_status status)
+{
+	struct snaa_swqe *w = snaa_swqe(qp, qp->sq.kidx);
 	struct snaa_cqe cqe = {
-		.wr_id = s->wqe.wr_id,
+		.wr_id = w->wqe.wr_id,
 		.qp_num = qp->ibqp.qp_num,
-		.opcode = snaa_wc_opcode(s->wqe.opcode),
+		.opcode = snaa_wc_opcode(w->wqe.opcode),
 		.status = status,
-		.byte_len = status == IB_WC_SUCCESS ? s->length : 0,
 	};
 
-	/*
-	 * Free the slot before the completion is visible: a poster that
-	 * sees the completion may immediately reuse the slot.
-	 */
-	s->busy = false;
+	lockdep_assert_held(&qp->sq_lock);
+	if (status == IB_WC_SUCCESS)
+		cqe.byte_len = w->length;
+	if (w->aav) {
+		snaa_ah_av_put(w->aav);
+		w->aav = NULL;
+	}
+	if (qp->req.cur == qp->sq.kidx) {
+		/* completed before it was sent (an error, a flush) */
+		qp->req.cur++;
+		qp->req.offset = 0;
+		qp->req.sge_idx = 0;
+		qp->req.sge_off = 0;
+	} else if (w->kind == SNAA_WK_READ || w->kind == SNAA_WK_ATOMIC) {
+		qp->req.rd_atomic--;	/* it was in [kidx, cur) */
+	}
 	snaa_ring_publish_consumer(&qp->sq, ++qp->sq.kidx);
 	if (status != IB_WC_SUCCESS || qp->sq_sig_all ||
-	    (s->wqe.flags & SNAA_WQE_SIGNALED))
+	    (w->wqe.flags & SNAA_WQE_SIGNALED))
 		snaa_cq_post(qp->scq, &cqe, qp, false);
 }
 
 /*
- * Copy the next WQE out of the ring and validate it.  Return 1 if one
- * was taken, 0 if the ring is empty, or a negative errno if user space
- * corrupted the ring index.
+ * Copy the SQE at req.head out of the ring into its shadow entry and
+ * validate it.  Return 1 if one was fetched (possibly with an error
+ * status to complete it with), 0 if the ring is empty, or -EPROTO if
+ * user space corrupted the ring index.
  */
 static int snaa_sq_fetch(struct snaa_qp *qp)
 {
-	struct snaa_send_state *s = &qp->send;
 	struct snaa_queue *q = &qp->sq;
+	u32 idx = qp->req.head, prod, i;
 	const struct snaa_sqe *slot;
-	u32 prod, i;
+	struct snaa_swqe *w;
+	struct snaa_sge *sge;
+	int kind;
 	u64 len = 0;
 
 	prod = snaa_ring_producer(q);
-	if (prod == q->kidx)
+	if (prod == idx)
 		return 0;
 	if (prod - q->kidx > q->num)
 		return -EPROTO;
 
-	slot = snaa_ring_slot(q, q->kidx);
-	memcpy(&s->wqe, slot, sizeof(s->wqe));
-	s->busy = true;
-	s->offset = 0;
-	s->npkts_sent = 0;
-	s->sge_idx = 0;
-	s->sge_off = 0;
-	s->status = IB_WC_SUCCESS;
+	slot = snaa_ring_slot(q, idx);
+	w = snaa_swqe(qp, idx);
+	memcpy(&w->wqe, slot, sizeof(w->wqe));
+	/* the SGEs or the inline data */
+	memcpy(snaa_swqe_sge(w), slot->sge, q->stride - sizeof(*slot));
+	w->length = 0;
+	w->done = 0;
+	w->first_psn = w->last_psn = 0;
+	w->status = IB_WC_SUCCESS;
+	w->aav = NULL;
+	if (qp->sq_ahs) {
+		swap(w->aav, qp->sq_ahs[idx & (q->num - 1)]);
+	}
+	qp->req.head++;
 
-	switch (s->wqe.opcode) {
-	case IB_WR_RDMA_WRITE:
-	case IB_WR_RDMA_WRITE_WITH_IMM:
-	case IB_WR_SEND:
-	case IB_WR_SEND_WITH_IMM:
-		break;
-	default:
-		s->status = IB_WC_LOC_QP_OP_ERR;
+	kind = snaa_wqe_kind(qp->ibqp.qp_type, w->wqe.opcode);
+	if (kind < 0) {
+		w->kind = SNAA_WK_SEND;
+		w->status = IB_WC_LOC_QP_OP_ERR;
 		return 1;
 	}
+	w->kind = kind;
 
-	if (s->wqe.flags & SNAA_WQE_INLINE) {
-		if (s->wqe.inline_len > qp->max_inline) {
-			s->status = IB_WC_LOC_LEN_ERR;
+	if (w->wqe.flags & SNAA_WQE_INLINE) {
+		/* inline: SEND and WRITE only, checked by the poster too */
+		if (kind == SNAA_WK_READ || kind == SNAA_WK_ATOMIC ||
+		    w->wqe.inline_len > qp->max_inline) {
+			w->status = IB_WC_LOC_LEN_ERR;
 			return 1;
 		}
-		memcpy(s->inline_data, slot->sge, s->wqe.inline_len);
-		s->length = s->wqe.inline_len;
-		return 1;
+		w->length = w->wqe.inline_len;
+	} else {
+		if (w->wqe.num_sge > qp->max_send_sge) {
+			w->status = IB_WC_LOC_LEN_ERR;
+			return 1;
+		}
+		sge = snaa_swqe_sge(w);
+		for (i = 0; i < w->wqe.num_sge; i++)
+			len += sge[i].length;
+		if (len > SNAA_MAX_MSG_SIZE) {
+			w->status = IB_WC_LOC_LEN_ERR;
+			return 1;
+		}
+		w->length = len;
 	}
 
-	if (s->wqe.num_sge > qp->max_send_sge) {
-		s->status = IB_WC_LOC_LEN_ERR;
-		return 1;
+	switch (kind) {
+	case SNAA_WK_ATOMIC:
+		/* The original value lands in 8 bytes of the local SGEs. */
+		if (w->length < 8) {
+			w->status = IB_WC_LOC_LEN_ERR;
+			return 1;
+		}
+		w->length = 8;
+		break;
+	case SNAA_WK_SEND:
+		if (!snaa_qp_ud(qp))
+			break;
+		if (w->length > snaa_ud_mtu(qp)) {
+			w->status = IB_WC_LOC_LEN_ERR;
+			return 1;
+		}
+		if (!w->aav)
+			w->aav = snaa_ah_get(qp->sdev, w->wqe.ah_handle,
+					     qp->ibqp.pd);
+		if (!w->aav) {
+			w->status = IB_WC_LOC_QP_OP_ERR;
+			return 1;
+		}
+		break;
+	default:
+		break;
 	}
-	memcpy(s->sge, slot->sge, s->wqe.num_sge * sizeof(s->sge[0]));
-	for (i = 0; i < s->wqe.num_sge; i++)
-		len += s->sge[i].length;
-	if (len > SNAA_MAX_MSG_SIZE) {
-		s->status = IB_WC_LOC_LEN_ERR;
-		return 1;
-	}
-	s->length = len;
 	return 1;
 }
 
-/* Gather @len bytes of the message at the current SGE cursor into @dst. */
-static int snaa_sq_gather(struct snaa_qp *qp, u8 *dst, u32 len)
+/* Put the SGE cursor of req.cur at req.offset. */
+static void snaa_req_seek(struct snaa_qp *qp, struct snaa_swqe *w)
 {
-	struct snaa_send_state *s = &qp->send;
+	struct snaa_req *r = &qp->req;
+	struct snaa_sge *sge = snaa_swqe_sge(w);
+	u64 left = r->offset;
+	u32 i = 0;
+
+	if (!(w->wqe.flags & SNAA_WQE_INLINE))
+		while (i < w->wqe.num_sge && left >= sge[i].length) {
+			left -= sge[i].length;
+			i++;
+		}
+	r->sge_idx = i;
+	r->sge_off = (u32)left;
+}
+
+/*
+ * Gather @len bytes of req.cur's message at the cursor into @dst and
+ * move the cursor.  Return 0 or a negative errno (bad lkey, bounds).
+ */
+static int snaa_sq_gather(struct snaa_qp *qp, struct snaa_swqe *w, u8 *dst,
+			  u32 len)
+{
+	struct snaa_req *r = &qp->req;
 	struct snaa_sge *sge;
 	struct snaa_mr *mr;
 	u32 chunk;
 	int err;
 
-	if (s->wqe.flags & SNAA_WQE_INLINE) {
-		memcpy(dst, s->inline_data + s->offset, len);
+	if (w->wqe.flags & SNAA_WQE_INLINE) {
+		memcpy(dst, snaa_swqe_inline(w) + r->offset, len);
 		return 0;
 	}
 	while (len) {
-		sge = &s->sge[s->sge_idx];
-		if (s->sge_off == sge->length) {
-			s->sge_idx++;
-			s->sge_off = 0;
+		sge = &snaa_swqe_sge(w)[r->sge_idx];
+		if (r->sge_off == sge->length) {
+			r->sge_idx++;
+			r->sge_off = 0;
 			continue;
 		}
-		chunk = min(len, sge->length - s->sge_off);
+		chunk = min(len, sge->length - r->sge_off);
 		mr = snaa_mr_get(qp->sdev, sge->lkey);
 		if (!mr)
 			return -EACCES;
-		err = snaa_mr_check(mr, qp->ibqp.pd, sge->addr + s->sge_off,
+		err = snaa_mr_check(mr, qp->ibqp.pd, sge->addr + r->sge_off,
 				    chunk, 0);
 		if (!err)
-			snaa_mr_read(mr, sge->addr + s->sge_off, dst, chunk);
+			snaa_mr_read(mr, sge->addr + r->sge_off, dst, chunk);
 		snaa_mr_put(mr);
 		if (err)
 			return err;
 		dst += chunk;
-		s->sge_off += chunk;
+		r->sge_off += chunk;
 		len -= chunk;
 	}
 	return 0;
 }
 
-/* Build and send the next packet of the current WQE. */
-static int snaa_sq_send_pkt(struct snaa_qp *qp)
+/*
+ * Check that the local SGEs of a READ or atomic WQE can take its
+ * response, before the request goes out.
+ */
+static int snaa_sq_check_local(struct snaa_qp *qp, struct snaa_swqe *w)
 {
-	struct snaa_send_state *s = &qp->send;
+	struct snaa_sge *sge = snaa_swqe_sge(w);
+	u64 left = w->length;
+	struct snaa_mr *mr;
+	u32 i, n;
+	int err = 0;
+
+	for (i = 0; i < w->wqe.num_sge && left && !err; i++) {
+		n = min_t(u64, left, sge[i].length);
+		if (!n)
+			continue;
+		mr = snaa_mr_get(qp->sdev, sge[i].lkey);
+		if (!mr)
+			return -EACCES;
+		err = snaa_mr_check(mr, qp->ibqp.pd, sge[i].addr, n,
+				    IB_ACCESS_LOCAL_WRITE);
+		snaa_mr_put(mr);
+		left -= n;
+	}
+	return err;
+}
+
+/* One packet of RC/UC SEND or WRITE: bytes at req.offset. */
+static struct sk_buff *snaa_req_send_write(struct snaa_qp *qp,
+					   struct snaa_swqe *w, int *err)
+{
+	struct snaa_req *r = &qp->req;
+	enum snaa_transport tr = qp->ibqp.qp_type == IB_QPT_RC ? SNAA_TR_RC :
+							       SNAA_TR_UC;
+	bool imm = w->wqe.opcode == IB_WR_SEND_WITH_IMM ||
+		   w->wqe.opcode == IB_WR_RDMA_WRITE_WITH_IMM;
 	const struct snaa_opcode_info *op;
 	struct snaa_bth_info bth = {};
 	u32 paylen, pad;
 	struct sk_buff *skb;
-	bool first, last, write;
-	int opcode, err;
+	bool first, last;
 	u8 *p;
 
-	paylen = min_t(u64, qp->path_mtu, s->length - s->offset);
-	first = s->offset == 0;
-	last = s->offset + paylen == s->length;
-	write = s->wqe.opcode == IB_WR_RDMA_WRITE ||
-		s->wqe.opcode == IB_WR_RDMA_WRITE_WITH_IMM;
-	opcode = snaa_req_opcode(SNAA_TR_UC,
-				 write ? SNAA_OPF_WRITE : SNAA_OPF_SEND,
-				 first, last,
-				 s->wqe.opcode == IB_WR_RDMA_WRITE_WITH_IMM ||
-				 s->wqe.opcode == IB_WR_SEND_WITH_IMM);
-	op = snaa_opcode_lookup(opcode);
+	paylen = min_t(u64, qp->path_mtu, w->length - r->offset);
+	first = r->offset == 0;
+	last = r->offset + paylen == w->length;
+	op = snaa_opcode_lookup(snaa_req_opcode(tr, w->kind == SNAA_WK_WRITE ?
+						SNAA_OPF_WRITE : SNAA_OPF_SEND,
+						first, last, imm));
 	pad = snaa_pad_for(paylen);
-
 	skb = snaa_skb_alloc(qp->sdev, &qp->av, op->hdr_len + paylen + pad);
-	if (!skb)
-		return -ENOMEM;
+	if (!skb) {
+		*err = -ENOMEM;
+		return NULL;
+	}
 	p = skb_put(skb, op->hdr_len + paylen + pad);
-
-	bth.opcode = opcode;
-	bth.se = last && (s->wqe.flags & SNAA_WQE_SOLICITED);
+	bth.opcode = op->opcode;
+	bth.se = last && (w->wqe.flags & SNAA_WQE_SOLICITED);
 	bth.pad = pad;
 	bth.pkey = SNAA_DEFAULT_PKEY;
 	bth.dqpn = qp->dest_qpn;
-	bth.psn = qp->sq_psn;
+	bth.psn = r->psn;
+	if (tr == SNAA_TR_RC &&
+	    (last || ++r->since_ackreq >= SNAA_RC_ACKREQ_EVERY)) {
+		bth.ack_req = 1;
+		r->since_ackreq = 0;
+	}
 	snaa_bth_set(p, &bth);
 	if (op->flags & SNAA_OPF_RETH) {
 		struct snaa_reth_info reth = {
-			.va = s->wqe.remote_addr,
-			.rkey = s->wqe.rkey,
-			.dma_len = s->length,
+			.va = w->wqe.remote_addr,
+			.rkey = w->wqe.rkey,
+			.dma_len = w->length,
 		};
 
 		snaa_reth_set(p + op->reth_off, &reth);
 	}
 	if (op->flags & SNAA_OPF_IMMDT)
-		snaa_immdt_set(p + op->immdt_off, be32_to_cpu((__force __be32)
-							      s->wqe.imm_data));
-
-	err = snaa_sq_gather(qp, p + op->hdr_len, paylen);
-	if (err) {
+		snaa_immdt_set(p + op->immdt_off,
+			       be32_to_cpu((__force __be32)w->wqe.imm_data));
+	*err = snaa_sq_gather(qp, w, p + op->hdr_len, paylen);
+	if (*err) {
 		kfree_skb(skb);
-		return err;
+		return NULL;
 	}
 	memset(p + op->hdr_len + paylen, 0, pad);
+	if (first) {
+		/* known from the start: an ACK may cover it before its end
+		 * is sent again after a rewind */
+		w->first_psn = r->psn;
+		w->last_psn = snaa_psn_add(r->psn,
+			max(snaa_num_pkts(w->length, qp->path_mtu), 1U) - 1);
+	}
+	r->psn = snaa_psn_add(r->psn, 1);
+	r->offset += paylen;
+	if (last)
+		w->last_psn = snaa_psn_add(r->psn, -1);
+	return skb;
+}
 
-	qp->sq_psn = snaa_psn_add(qp->sq_psn, 1);
-	s->offset += paylen;
-	s->npkts_sent++;
-	/* UC: a packet lost on the way is not the requester's error. */
-	snaa_xmit(qp->sdev, &qp->av, skb);
-	return 0;
+/*
+ * An RDMA READ request for the part of the response not placed yet
+ * (all of it, unless this is a retry), or an atomic request.
+ */
+static struct sk_buff *snaa_req_read_atomic(struct snaa_qp *qp,
+					    struct snaa_swqe *w, int *err)
+{
+	struct snaa_req *r = &qp->req;
+	bool read = w->kind == SNAA_WK_READ;
+	const struct snaa_opcode_info *op;
+	struct snaa_bth_info bth = {};
+	struct sk_buff *skb;
+	u32 npkts;
+	u8 *p;
+
+	op = snaa_opcode_lookup(read ? SNAA_OP_READ_REQUEST :
+				w->wqe.opcode == IB_WR_ATOMIC_CMP_AND_SWP ?
+				SNAA_OP_CMP_SWAP : SNAA_OP_FETCH_ADD);
+	skb = snaa_skb_alloc(qp->sdev, &qp->av, op->hdr_len);
+	if (!skb) {
+		*err = -ENOMEM;
+		return NULL;
+	}
+	p = skb_put(skb, op->hdr_len);
+	bth.opcode = op->opcode;
+	bth.pkey = SNAA_DEFAULT_PKEY;
+	bth.dqpn = qp->dest_qpn;
+	bth.psn = r->psn;
+	bth.ack_req = 1;
+	snaa_bth_set(p, &bth);
+	if (read) {
+		struct snaa_reth_info reth = {
+			.va = w->wqe.remote_addr + w->done,
+			.rkey = w->wqe.rkey,
+			.dma_len = w->length - w->done,
+		};
+
+		snaa_reth_set(p + op->reth_off, &reth);
+		/* responses of what is left; the first one at this PSN */
+		npkts = max(snaa_num_pkts(w->length - w->done, qp->path_mtu),
+			    1U);
+		if (!w->done)
+			w->first_psn = r->psn;
+		w->last_psn = snaa_psn_add(r->psn, npkts - 1);
+	} else {
+		struct snaa_atmeth_info a = {
+			.va = w->wqe.remote_addr,
+			.rkey = w->wqe.rkey,
+			.swap_add = w->wqe.opcode == IB_WR_ATOMIC_CMP_AND_SWP ?
+				    w->wqe.swap :
+				    w->wqe.compare_add,
+			.compare = w->wqe.compare_add,
+		};
+
+		snaa_atmeth_set(p + op->atmeth_off, &a);
+		npkts = 1;
+		w->first_psn = w->last_psn = r->psn;
+	}
+	r->psn = snaa_psn_add(r->psn, npkts);
+	r->offset = w->length;
+	r->since_ackreq = 0;
+	return skb;
+}
+
+/*
+ * The one packet of a UD SEND.  The WQE completes as soon as it is
+ * built, so the caller gets its own reference to the destination.
+ */
+static struct sk_buff *snaa_req_ud(struct snaa_qp *qp, struct snaa_swqe *w,
+				   struct snaa_ah_av **aav, int *err)
+{
+	bool imm = w->wqe.opcode == IB_WR_SEND_WITH_IMM;
+	const struct snaa_opcode_info *op;
+	struct snaa_bth_info bth = {};
+	struct snaa_deth_info deth;
+	u32 pad = snaa_pad_for(w->length);
+	struct sk_buff *skb;
+	u8 *p;
+
+	op = snaa_opcode_lookup(SNAA_OPCODE_UD |
+				(imm ? SNAA_OP_SEND_ONLY_IMM : SNAA_OP_SEND_ONLY));
+	skb = snaa_skb_alloc(qp->sdev, &w->aav->av,
+			     op->hdr_len + w->length + pad);
+	if (!skb) {
+		*err = -ENOMEM;
+		return NULL;
+	}
+	p = skb_put(skb, op->hdr_len + w->length + pad);
+	bth.opcode = op->opcode;
+	bth.se = !!(w->wqe.flags & SNAA_WQE_SOLICITED);
+	bth.pad = pad;
+	bth.pkey = SNAA_DEFAULT_PKEY;
+	bth.dqpn = w->wqe.remote_qpn & SNAA_QPN_MASK;
+	bth.psn = qp->req.psn;
+	snaa_bth_set(p, &bth);
+	/* IBA 10.2.5: a Q_Key with the high bit set means the QP's own. */
+	deth.qkey = (w->wqe.remote_qkey & 0x80000000u) ? qp->qkey :
+							     w->wqe.remote_qkey;
+	deth.sqpn = qp->ibqp.qp_num;
+	snaa_deth_set(p + op->deth_off, &deth);
+	if (imm)
+		snaa_immdt_set(p + op->immdt_off,
+			       be32_to_cpu((__force __be32)w->wqe.imm_data));
+	*err = snaa_sq_gather(qp, w, p + op->hdr_len, w->length);
+	if (*err) {
+		kfree_skb(skb);
+		return NULL;
+	}
+	memset(p + op->hdr_len + w->length, 0, pad);
+	qp->req.psn = snaa_psn_add(qp->req.psn, 1);
+	qp->req.offset = w->length;
+	refcount_inc(&w->aav->ref);
+	*aav = w->aav;
+	return skb;
+}
+
+/* May RC send from req.cur now, or must it wait for ACKs? */
+static bool snaa_rc_may_send(struct snaa_qp *qp, struct snaa_swqe *w)
+{
+	struct snaa_req *r = &qp->req;
+
+	if (r->rnr_wait)
+		return false;
+	if (snaa_psn_diff(r->psn, qp->comp.psn) >= SNAA_RC_WINDOW)
+		return false;
+	if (r->offset)
+		return true;	/* a message already started */
+	if ((w->wqe.flags & SNAA_WQE_FENCE) && r->rd_atomic)
+		return false;
+	if ((w->kind == SNAA_WK_READ || w->kind == SNAA_WK_ATOMIC) &&
+	    r->rd_atomic >= max_t(u8, qp->max_rd_atomic, 1))
+		return false;
+	return true;
+}
+
+/**
+ * snaa_req_next() - the next packet the requester sends
+ * @qp: the QP
+ * @aav: UD: set to the packet's destination, referenced (the caller
+ *	puts it once the packet is sent); else NULL
+ * @err: set to -ENOMEM if there was no memory for the packet, -EPROTO if
+ *	user space corrupted the ring index, -EIO if a WQE completed with a
+ *	local error: the QP must then go to the error state; else 0
+ *
+ * Fetches WQEs as needed, completes the ones that failed validation
+ * once they are the oldest, and builds one packet of req.cur.  UC and
+ * UD WQEs complete when their last packet is built; RC ones when their
+ * ACK or response comes (snaa_comp.c).
+ *
+ * Context: qp->sq_lock held.
+ * Return: the packet, or NULL (nothing to send now, or *err).
+ */
+static struct sk_buff *snaa_req_next(struct snaa_qp *qp,
+				     struct snaa_ah_av **aav, int *err)
+{
+	struct snaa_req *r = &qp->req;
+	bool rc = qp->ibqp.qp_type == IB_QPT_RC;
+	struct sk_buff *skb = NULL;
+	struct snaa_swqe *w;
+	int ret;
+
+	*err = 0;
+	*aav = NULL;
+again:
+	for (;;) {
+		if (r->cur == r->head) {
+			if (READ_ONCE(qp->state) != IB_QPS_RTS)
+				return NULL;	/* SQD: no new WQE */
+			ret = snaa_sq_fetch(qp);
+			if (ret <= 0) {
+				*err = ret;
+				return NULL;
+			}
+		}
+		w = snaa_swqe(qp, r->cur);
+		if (w->status != IB_WC_SUCCESS) {
+			/* Completions are in order: wait for the older ones. */
+			if (r->cur != qp->sq.kidx)
+				return NULL;
+			snaa_sq_complete(qp, w->status);
+			*err = -EIO;
+			return NULL;
+		}
+		if (rc && !snaa_rc_may_send(qp, w)) {
+			r->blocked = true;
+			return NULL;
+		}
+		if (r->offset == 0 && (w->kind == SNAA_WK_READ ||
+				       w->kind == SNAA_WK_ATOMIC) &&
+		    snaa_sq_check_local(qp, w)) {
+			/* the response would have nowhere to go */
+			w->status = IB_WC_LOC_PROT_ERR;
+			continue;
+		}
+		break;
+	}
+
+	/* A packet below the highest PSN sent is a retransmission. */
+	if (rc && snaa_psn_diff(r->psn, r->psn_max) < 0)
+		snaa_count(qp->sdev, SNAA_CNT_RC_RETRANSMITS, 1);
+	if (w->kind == SNAA_WK_READ || w->kind == SNAA_WK_ATOMIC)
+		skb = snaa_req_read_atomic(qp, w, err);
+	else if (snaa_qp_ud(qp))
+		skb = snaa_req_ud(qp, w, aav, err);
+	else
+		skb = snaa_req_send_write(qp, w, err);
+	if (!skb) {
+		if (*err == -ENOMEM)
+			return NULL;
+		/* An SGE the WQE cannot use: completes when it is oldest. */
+		w->status = IB_WC_LOC_PROT_ERR;
+		*err = 0;
+		goto again;
+	}
+	if (snaa_psn_diff(r->psn, r->psn_max) > 0)
+		r->psn_max = r->psn;
+	if ((s32)(r->cur + 1 - r->hi) > 0)
+		r->hi = r->cur + 1;
+
+	if (r->offset < w->length)
+		return skb;
+	/* The last packet of the WQE. */
+	if (w->kind == SNAA_WK_READ || w->kind == SNAA_WK_ATOMIC)
+		r->rd_atomic++;
+	r->cur++;
+	r->offset = 0;
+	r->sge_idx = 0;
+	r->sge_off = 0;
+	if (rc)
+		snaa_comp_arm_retrans(qp);
+	else
+		snaa_sq_complete(qp, IB_WC_SUCCESS);
+	return skb;
+}
+
+/*
+ * Send the WQE at req.cur (sent before) again from @psn, or from the
+ * first response byte not placed yet for an RDMA READ.
+ */
+static void snaa_req_restart(struct snaa_qp *qp, u32 psn)
+{
+	struct snaa_req *r = &qp->req;
+	struct snaa_swqe *w = snaa_swqe(qp, r->cur);
+	u32 i;
+
+	if (w->kind == SNAA_WK_READ || w->kind == SNAA_WK_ATOMIC) {
+		r->offset = 0;
+		r->psn = snaa_psn_add(w->first_psn,
+				      (u32)(w->done / qp->path_mtu));
+	} else {
+		u32 k = max(snaa_psn_diff(psn, w->first_psn), 0);
+
+		r->offset = (u64)k * qp->path_mtu;
+		r->psn = snaa_psn_add(w->first_psn, k);
+		snaa_req_seek(qp, w);
+	}
+	r->since_ackreq = 0;
+	/* READ/atomic WQEs from req.cur on are not outstanding any more. */
+	r->rd_atomic = 0;
+	for (i = qp->sq.kidx; i != r->cur; i++) {
+		w = snaa_swqe(qp, i);
+		if (w->kind == SNAA_WK_READ || w->kind == SNAA_WK_ATOMIC)
+			r->rd_atomic++;
+	}
+}
+
+/**
+ * snaa_req_rewind() - go back to send from @psn again (go-back-N)
+ * @qp: an RC QP
+ * @psn: the first PSN to send again; within the WQEs outstanding
+ *
+ * The WQE holding @psn becomes req.cur again, at the offset of @psn
+ * (an RDMA READ restarts at the first response byte not placed yet).
+ *
+ * Context: qp->sq_lock held.
+ */
+void snaa_req_rewind(struct snaa_qp *qp, u32 psn)
+{
+	struct snaa_req *r = &qp->req;
+	struct snaa_swqe *w;
+	u32 i;
+
+	lockdep_assert_held(&qp->sq_lock);
+	for (i = qp->sq.kidx; i != r->cur; i++) {
+		w = snaa_swqe(qp, i);
+		if (snaa_psn_diff(w->last_psn, psn) >= 0)
+			break;
+	}
+	if (i == r->cur && r->offset == 0)
+		return;		/* nothing sent at or after @psn */
+	r->cur = i;
+	snaa_req_restart(qp, psn);
+}
+
+/**
+ * snaa_req_resume() - the completer completed the WQE to be sent again
+ * @qp: an RC QP whose req.cur is sq.kidx (snaa_sq_complete() moved it)
+ *
+ * An ACK that arrives after a rewind may acknowledge WQEs the requester
+ * was about to send again: it goes on with the oldest WQE left, from the
+ * first PSN not acknowledged, or with new WQEs at the PSN never sent.
+ *
+ * Context: qp->sq_lock held.
+ */
+void snaa_req_resume(struct snaa_qp *qp)
+{
+	struct snaa_req *r = &qp->req;
+
+	lockdep_assert_held(&qp->sq_lock);
+	if ((s32)(r->cur - r->hi) < 0) {
+		snaa_req_restart(qp, qp->comp.psn);
+		return;
+	}
+	r->psn = r->psn_max;
+	r->offset = 0;
+	r->sge_idx = 0;
+	r->sge_off = 0;
+	r->since_ackreq = 0;
+	r->rd_atomic = 0;
 }
 
 /*
@@ -222,19 +703,30 @@ static int snaa_sq_send_pkt(struct snaa_qp *qp)
  * pairing of snaa_sq_process()).  Entries posted while the flush runs
  * are left to their own doorbell: a poster that keeps refilling the
  * ring cannot hold this caller, or another QP's work on this CPU.
+ * sq_mutex held.
  */
 static void snaa_sq_flush(struct snaa_qp *qp)
 {
 	u32 prod;
 
-	if (qp->send.busy)
-		snaa_sq_complete(qp, IB_WC_WR_FLUSH_ERR);
+	spin_lock_bh(&qp->sq_lock);
+	snaa_comp_stop_timers(qp);
 	WRITE_ONCE(qp->sq.ring->flags, SNAA_RING_F_IDLE);
 	smp_mb();
 	prod = snaa_ring_producer(&qp->sq);
-	/* at most a ring's worth: snaa_sq_fetch() refuses more */
-	while (qp->sq.kidx != prod && snaa_sq_fetch(qp) == 1)
+	for (;;) {
+		/* at most a ring's worth: snaa_sq_fetch() refuses more */
+		if (qp->sq.kidx == qp->req.head &&
+		    (qp->req.head == prod || snaa_sq_fetch(qp) <= 0))
+			break;
 		snaa_sq_complete(qp, IB_WC_WR_FLUSH_ERR);
+	}
+	qp->req.cur = qp->req.head;
+	qp->req.hi = qp->req.head;
+	qp->req.offset = 0;
+	qp->req.rd_atomic = 0;
+	qp->req.rnr_wait = false;
+	spin_unlock_bh(&qp->sq_lock);
 	/* Errors raised on the send side flush the receive queue here. */
 	spin_lock_bh(&qp->rq_lock);
 	snaa_rq_flush(qp);
@@ -242,76 +734,72 @@ static void snaa_sq_flush(struct snaa_qp *qp)
 }
 
 /*
- * Process the send queue.  Return true if work is left (budget used up).
+ * Process the send queue: the responder's queued responses first, then
+ * requests.  Return true if work is left (budget used up, or no memory).
  * Called with qp->sq_mutex held.
  */
 static bool snaa_sq_process(struct snaa_qp *qp)
 {
-	struct snaa_send_state *s = &qp->send;
 	int budget = SNAA_SQ_BUDGET;
-	enum ib_qp_state state;
-	int ret;
+	struct snaa_ah_av *aav;
+	struct sk_buff *skb;
+	int err;
 
 	lockdep_assert_held(&qp->sq_mutex);
 	WRITE_ONCE(qp->sq.ring->flags, 0);
 	for (;;) {
-		state = READ_ONCE(qp->state);
-		if (state == IB_QPS_ERR) {
+		if (READ_ONCE(qp->state) == IB_QPS_ERR) {
 			snaa_sq_flush(qp);
 			return false;
 		}
-		if (state != IB_QPS_RTS)
-			break;
+		budget -= snaa_resp_tx(qp, min(budget, 16));
+		if (budget <= 0)
+			return true;
 
-		if (!s->busy) {
-			ret = snaa_sq_fetch(qp);
-			if (ret < 0) {
-				snaa_qp_error(qp, IB_EVENT_QP_FATAL);
-				continue;
-			}
-			if (ret == 0) {
-				/* Go idle, then look again: see snaa-abi.h. */
-				WRITE_ONCE(qp->sq.ring->flags, SNAA_RING_F_IDLE);
-				/* Pairs with the poster's barrier between its
-				 * producer store and its flags load.
-				 */
-				smp_mb();
-				if (READ_ONCE(qp->sq.ring->producer) == qp->sq.kidx)
-					return false;
-				WRITE_ONCE(qp->sq.ring->flags, 0);
-				continue;
-			}
-			if (s->status != IB_WC_SUCCESS) {
-				snaa_sq_complete(qp, s->status);
-				snaa_qp_error(qp, 0);
-				continue;
-			}
-		}
-
-		while (s->offset < s->length || !s->npkts_sent) {
-			if (budget-- == 0)
-				return true;
-			/*
-			 * Let softirq work deferred to ksoftirqd (receive
-			 * processing of what we sent, on veth) catch up, so
-			 * that our own packets do not overflow the backlog.
+		spin_lock_bh(&qp->sq_lock);
+		skb = NULL;
+		aav = NULL;
+		err = 0;
+		if (READ_ONCE(qp->state) == IB_QPS_RTS ||
+		    READ_ONCE(qp->state) == IB_QPS_SQD)
+			skb = snaa_req_next(qp, &aav, &err);
+		if (!skb && !err) {
+			/* Go idle, then look again: see snaa-abi.h. */
+			WRITE_ONCE(qp->sq.ring->flags, SNAA_RING_F_IDLE);
+			/* Pairs with the poster's barrier between its
+			 * producer store and its flags load.
 			 */
-			if (!(budget & 15))
-				cond_resched();
-			ret = snaa_sq_send_pkt(qp);
-			if (ret == -ENOMEM)
-				return true;	/* retry from the work item */
-			if (ret) {
-				snaa_sq_complete(qp, IB_WC_LOC_PROT_ERR);
-				snaa_qp_error(qp, 0);
-				break;
+			smp_mb();
+			if (READ_ONCE(qp->sq.ring->producer) == qp->req.head ||
+			    qp->req.cur != qp->req.head ||
+			    READ_ONCE(qp->state) != IB_QPS_RTS) {
+				spin_unlock_bh(&qp->sq_lock);
+				return snaa_resp_pending(qp);
 			}
+			WRITE_ONCE(qp->sq.ring->flags, 0);
 		}
-		if (s->busy)
-			snaa_sq_complete(qp, IB_WC_SUCCESS);
+		spin_unlock_bh(&qp->sq_lock);
+		if (err == -ENOMEM)
+			return true;	/* retry from the work item */
+		if (err) {
+			snaa_qp_error(qp, err == -EPROTO ? IB_EVENT_QP_FATAL : 0);
+			continue;
+		}
+		if (!skb)
+			continue;
+		snaa_xmit(qp->sdev, aav ? &aav->av : &qp->av, skb);
+		if (aav)
+			snaa_ah_av_put(aav);
+		if (--budget <= 0)
+			return true;
+		/*
+		 * Let softirq work deferred to ksoftirqd (receive
+		 * processing of what we sent, on veth) catch up, so that
+		 * our own packets do not overflow the backlog.
+		 */
+		if (!(budget & 15))
+			cond_resched();
 	}
-	WRITE_ONCE(qp->sq.ring->flags, SNAA_RING_F_IDLE);
-	return false;
 }
 
 void snaa_sq_work(struct work_struct *work)
@@ -336,57 +824,82 @@ void snaa_sq_work(struct work_struct *work)
  * The work runs on the QP's CPU.  All packets of a QP leave from that
  * one CPU: on a veth a packet is queued to the backlog of the CPU that
  * sent it, so packets sent from two CPUs can be received out of order,
- * which UC turns into a lost message.
+ * which UC turns into a lost message and RC into a retransmission.
+ *
+ * Context: any.
  */
 void snaa_sq_schedule(struct snaa_qp *qp)
 {
-	queue_work_on(qp->tx_cpu, snaa_wq, &qp->sq_work);
+	queue_work_on(READ_ONCE(qp->tx_cpu), snaa_wq, &qp->sq_work);
+}
+
+/*
+ * May the SQ move to this CPU?  Every RC packet sent so far has been
+ * acknowledged, so none can still wait in another CPU's backlog and be
+ * overtaken.  sq_mutex held.
+ */
+static bool snaa_sq_may_move(struct snaa_qp *qp)
+{
+	bool idle;
+
+	if (qp->ibqp.qp_type != IB_QPT_RC)
+		return false;
+	spin_lock_bh(&qp->sq_lock);
+	idle = qp->req.psn_max == qp->comp.psn;
+	spin_unlock_bh(&qp->sq_lock);
+	return idle;
 }
 
 /*
  * Doorbell from user space: run the SQ right here (no work queue hop)
  * if nobody else is running it and we are on the QP's CPU, or the QP
- * loops back (delivery is synchronous, so no backlog can reorder it).
+ * loops back (delivery is synchronous, so no backlog can reorder it),
+ * or the SQ can move to this CPU.
  */
 static void snaa_sq_kick(struct snaa_qp *qp)
 {
-	bool more = true;
+	bool ran = false, more = true;
+	int cpu;
 
 	migrate_disable();
-	if ((READ_ONCE(qp->av.loopback) ||
-	     raw_smp_processor_id() == qp->tx_cpu) &&
-	    mutex_trylock(&qp->sq_mutex)) {
-		more = snaa_sq_process(qp);
+	cpu = raw_smp_processor_id();
+	if (mutex_trylock(&qp->sq_mutex)) {
+		if (cpu != qp->tx_cpu && !READ_ONCE(qp->av.loopback) &&
+		    snaa_sq_may_move(qp))
+			WRITE_ONCE(qp->tx_cpu, cpu);
+		if (cpu == qp->tx_cpu || READ_ONCE(qp->av.loopback)) {
+			more = snaa_sq_process(qp);
+			ran = true;
+		}
 		mutex_unlock(&qp->sq_mutex);
-		snaa_qp_upcalls(qp);
 	}
 	migrate_enable();
+	if (ran)
+		snaa_qp_upcalls(qp);
 	if (more)
 		snaa_sq_schedule(qp);
 }
 
+/* Kernel QPs: check a WR and write it into the ring. */
 static int snaa_post_one_send(struct snaa_qp *qp, const struct ib_send_wr *wr)
 {
 	struct snaa_queue *q = &qp->sq;
+	u32 prod = q->ring->producer, i, len = 0;
 	struct snaa_sqe *sqe;
-	u32 i, len = 0;
+	int kind;
 
-	if (READ_ONCE(q->ring->producer) - snaa_ring_consumer(q) >=
-	    q->num)
+	if (prod - snaa_ring_consumer(q) >= q->num)
 		return -ENOMEM;
-	switch (wr->opcode) {
-	case IB_WR_RDMA_WRITE:
-	case IB_WR_RDMA_WRITE_WITH_IMM:
-	case IB_WR_SEND:
-	case IB_WR_SEND_WITH_IMM:
-		break;
-	default:
+	kind = snaa_wqe_kind(qp->ibqp.qp_type, wr->opcode);
+	if (kind < 0)
 		return -EINVAL;
-	}
 	if (wr->num_sge > qp->max_send_sge)
 		return -EINVAL;
+	if ((wr->send_flags & IB_SEND_INLINE) &&
+	    (kind == SNAA_WK_READ || kind == SNAA_WK_ATOMIC))
+		return -EINVAL;
 
-	sqe = snaa_ring_slot(q, q->ring->producer);
+	sqe = snaa_ring_slot(q, prod);
 	memset(sqe, 0, sizeof(*sqe));
 	sqe->wr_id = wr->wr_id;
 	sqe->opcode = wr->opcode;
@@ -394,13 +907,29 @@ static int snaa_post_one_send(struct snaa_qp *qp, const struct ib_send_wr *wr)
 		sqe->flags |= SNAA_WQE_SIGNALED;
 	if (wr->send_flags & IB_SEND_SOLICITED)
 		sqe->flags |= SNAA_WQE_SOLICITED;
+	if (wr->send_flags & IB_SEND_FENCE)
+		sqe->flags |= SNAA_WQE_FENCE;
 	if (wr->opcode == IB_WR_SEND_WITH_IMM ||
 	    wr->opcode == IB_WR_RDMA_WRITE_WITH_IMM)
 		sqe->imm_data = (__force u32)wr->ex.imm_data;
-	if (wr->opcode == IB_WR_RDMA_WRITE ||
-	    wr->opcode == IB_WR_RDMA_WRITE_WITH_IMM) {
+	if (kind == SNAA_WK_WRITE || kind == SNAA_WK_READ) {
 		sqe->remote_addr = rdma_wr(wr)->remote_addr;
 		sqe->rkey = rdma_wr(wr)->rkey;
+	} else if (kind == SNAA_WK_ATOMIC) {
+		sqe->remote_addr = atomic_wr(wr)->remote_addr;
+		sqe->rkey = atomic_wr(wr)->rkey;
+		sqe->compare_add = atomic_wr(wr)->compare_add;
+		sqe->swap = atomic_wr(wr)->swap;
+	} else if (snaa_qp_ud(qp)) {
+		struct snaa_ah_av *aav = to_snaa_ah(ud_wr(wr)->ah)->aav;
+
+		if (aav->pd != qp->ibqp.pd)
+			return -EINVAL;
+		sqe->remote_qpn = ud_wr(wr)->remote_qpn;
+		sqe->remote_qkey = ud_wr(wr)->remote_qkey;
+		/* The AH may be destroyed before the send: hold its path. */
+		refcount_inc(&aav->ref);
+		qp->sq_ahs[prod & (q->num - 1)] = aav;
 	}
 	if (wr->send_flags & IB_SEND_INLINE) {
 		u8 *dst = (u8 *)sqe->sge;
@@ -424,7 +953,7 @@ static int snaa_post_one_send(struct snaa_qp *qp, const struct ib_send_wr *wr)
 			sqe->sge[i].lkey = wr->sg_list[i].lkey;
 		}
 	}
-	snaa_ring_publish_producer(q, q->ring->producer + 1);
+	snaa_ring_publish_producer(q, prod + 1);
 	return 0;
 }
 

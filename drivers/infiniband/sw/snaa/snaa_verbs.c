@@ -22,8 +22,13 @@ int snaa_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
 	attr->sys_image_guid = ibdev->node_guid;
 	attr->page_size_cap = PAGE_SIZE;
 	attr->device_cap_flags = IB_DEVICE_PORT_ACTIVE_EVENT |
-				 IB_DEVICE_SYS_IMAGE_GUID;
-	attr->atomic_cap = IB_ATOMIC_NONE;
+				 IB_DEVICE_SYS_IMAGE_GUID |
+				 IB_DEVICE_RC_RNR_NAK_GEN;
+	/*
+	 * Atomics are atomic instructions on the target memory: atomic
+	 * with respect to this device and to CPUs (snaa_mr_atomic()).
+	 */
+	attr->atomic_cap = IB_ATOMIC_HCA;
 	/* "rdma link delete" may remove the device. */
 	attr->kernel_cap_flags = IBK_ALLOW_USER_UNREG;
 	attr->max_pkeys = SNAA_PKEY_TBL_LEN;
@@ -32,14 +37,16 @@ int snaa_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
 	attr->max_qp_wr = SNAA_MAX_QP_WR;
 	attr->max_send_sge = SNAA_MAX_SGE;
 	attr->max_recv_sge = SNAA_MAX_SGE;
-	/* No RDMA READ yet: no READ SGEs, no READ/atomic resources. */
-	attr->max_sge_rd = 0;
+	attr->max_sge_rd = SNAA_MAX_SGE;
+	attr->max_qp_rd_atom = SNAA_MAX_RD_ATOMIC;
+	attr->max_qp_init_rd_atom = SNAA_MAX_RD_ATOMIC;
+	attr->max_res_rd_atom = SNAA_MAX_QP * SNAA_MAX_RD_ATOMIC;
 	attr->max_cq = SNAA_MAX_CQ;
 	attr->max_cqe = SNAA_MAX_CQE;
 	attr->max_mr = SNAA_MAX_MR;
 	attr->max_pd = SNAA_MAX_PD;
 	attr->max_ah = SNAA_MAX_AH;
-	/* RC, UD, SRQ, atomics and memory windows: not implemented. */
+	/* SRQ and memory windows: not implemented. */
 	return 0;
 }
 

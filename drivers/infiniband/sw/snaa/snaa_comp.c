@@ -1,0 +1,455 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * snaa RC completer (IBA 9.7.5.1): what comes back to an RC requester,
+ * ACKs, NAKs, RDMA READ responses and atomic ACKs, completes its WQEs or
+ * sends it back to retransmit (go-back-N); the local ACK timeout and the
+ * RNR NAK timer.
+ *
+ * Runs in softirq (the receive path and the timers) under qp->sq_lock,
+ * the lock it shares with the requester (snaa_tx.c).  It never sends a
+ * packet: it rewinds the requester's cursor and schedules its work.
+ */
+
+#include <linux/highmem.h>
+
+#include "snaa.h"
+
+/* Local ACK timeouts shorter than this are rounded up (see verbs.rst). */
+#define SNAA_MIN_RETRANS_MS	50
+
+/* IBA table 45, RNR NAK timer field: microseconds per code. */
+static const u32 snaa_rnr_usec[32] = {
+	655360, 10, 20, 30, 40, 60, 80, 120, 160, 240, 320, 480, 640, 960,
+	1280, 1920, 2560, 3840, 5120, 7680, 10240, 15360, 20480, 30720,
+	40960, 61440, 81920, 122880, 163840, 245760, 327680, 491520,
+};
+
+static unsigned long snaa_rnr_jiffies(u8 code)
+{
+	return max_t(unsigned long, usecs_to_jiffies(snaa_rnr_usec[code & 31]),
+		     1);
+}
+
+/* 4.096 us << timeout; 0 means no timeout (IBA 9.7.6.1.2). */
+static unsigned long snaa_retrans_jiffies(struct snaa_qp *qp)
+{
+	u64 ns = 4096ULL << min_t(u8, qp->timeout, 31);
+
+	return max_t(u64, nsecs_to_jiffies64(ns),
+		     msecs_to_jiffies(SNAA_MIN_RETRANS_MS));
+}
+
+/* Anything sent that is not acknowledged yet? */
+static bool snaa_comp_outstanding(struct snaa_qp *qp)
+{
+	return snaa_psn_diff(qp->req.psn_max, qp->comp.psn) > 0;
+}
+
+/**
+ * snaa_comp_arm_retrans() - start the local ACK timer if it is not running
+ * @qp: an RC QP that just sent a packet needing an ACK
+ *
+ * Context: qp->sq_lock held.
+ */
+void snaa_comp_arm_retrans(struct snaa_qp *qp)
+{
+	lockdep_assert_held(&qp->sq_lock);
+	if (qp->timeout && !qp->dying && !timer_pending(&qp->retrans_timer))
+		mod_timer(&qp->retrans_timer,
+			  jiffies + snaa_retrans_jiffies(qp));
+}
+
+/**
+ * snaa_comp_stop_timers() - stop waiting for ACKs (flush, reset)
+ * @qp: the QP
+ *
+ * Context: qp->sq_lock held.
+ */
+void snaa_comp_stop_timers(struct snaa_qp *qp)
+{
+	lockdep_assert_held(&qp->sq_lock);
+	del_timer(&qp->retrans_timer);
+	del_timer(&qp->rnr_timer);
+	qp->req.rnr_wait = false;
+}
+
+/* The ACK moved forward: reset the retry count and the timer. */
+static void snaa_comp_progress(struct snaa_qp *qp)
+{
+	qp->comp.retry_left = qp->retry_cnt;
+	qp->comp.rnr_left = qp->rnr_retry;
+	qp->comp.progress = true;
+	qp->comp.gap = false;
+	if (snaa_comp_outstanding(qp)) {
+		if (qp->timeout && !qp->dying)
+			mod_timer(&qp->retrans_timer,
+				  jiffies + snaa_retrans_jiffies(qp));
+	} else {
+		del_timer(&qp->retrans_timer);
+	}
+}
+
+/*
+ * Complete the oldest WQE with an error and move the QP to the error
+ * state; the requester's flush completes the rest.
+ */
+static void snaa_comp_fail(struct snaa_qp *qp, enum ib_wc_status status)
+{
+	if (qp->sq.kidx != qp->req.head)
+		snaa_sq_complete(qp, status);
+	snaa_comp_stop_timers(qp);
+	snaa_qp_error(qp, 0);
+}
+
+/*
+ * Everything up to and including @psn is acknowledged: complete the
+ * SEND and WRITE WQEs it covers.  An RDMA READ or atomic WQE completes
+ * only with its response; an acknowledgement of a PSN past its last
+ * response means the rest of the response was lost, and the request is
+ * sent again for what is missing (IBA 9.7.5.1.3, implicit NAK).  Return
+ * true if the acknowledged PSN moved forward.
+ */
+static bool snaa_comp_ack(struct snaa_qp *qp, u32 psn)
+{
+	bool resume = false;
+	struct snaa_swqe *w;
+
+	if (snaa_psn_diff(psn, qp->comp.psn) < 0)
+		return false;		/* an older ACK, or one for nothing */
+	/* every WQE a packet was sent for, including those to send again */
+	while ((s32)(qp->sq.kidx - qp->req.hi) < 0) {
+		w = snaa_swqe(qp, qp->sq.kidx);
+		if (w->kind == SNAA_WK_READ || w->kind == SNAA_WK_ATOMIC) {
+			u32 want = snaa_psn_add(w->first_psn,
+						(u32)(w->done / qp->path_mtu));
+
+			if (snaa_psn_diff(psn, w->last_psn) > 0)
+				snaa_req_rewind(qp, want);
+			/*
+			 * Never past the response still expected: a response
+			 * that arrives early (reordered) acknowledges only
+			 * what precedes the READ, or the missing responses
+			 * would look like duplicates.
+			 */
+			if (snaa_psn_diff(psn, want) >= 0)
+				psn = snaa_psn_add(want, -1);
+			break;
+		}
+		if (snaa_psn_diff(psn, w->last_psn) < 0)
+			break;
+		/* one the requester was going to send again (a rewind) */
+		resume |= qp->sq.kidx == qp->req.cur;
+		snaa_sq_complete(qp, IB_WC_SUCCESS);
+	}
+	if (snaa_psn_diff(psn, qp->comp.psn) < 0)
+		return false;
+	qp->comp.psn = snaa_psn_add(psn, 1);
+	if (resume)
+		snaa_req_resume(qp);
+	return true;
+}
+
+/* NAK syndromes to completion statuses (IBA table 47). */
+static enum ib_wc_status snaa_nak_status(u8 code)
+{
+	switch (code) {
+	case SNAA_NAK_INVALID_REQUEST:
+		return IB_WC_REM_INV_REQ_ERR;
+	case SNAA_NAK_REMOTE_ACCESS_ERROR:
+		return IB_WC_REM_ACCESS_ERR;
+	case SNAA_NAK_REMOTE_OP_ERROR:
+		return IB_WC_REM_OP_ERR;
+	default:
+		return IB_WC_REM_INV_RD_REQ_ERR;
+	}
+}
+
+/* A retry that went nowhere: spend one, or give up. */
+static bool snaa_comp_retry(struct snaa_qp *qp)
+{
+	if (!qp->comp.retry_left) {
+		snaa_count(qp->sdev, SNAA_CNT_RC_RETRY_EXCEEDED, 1);
+		snaa_comp_fail(qp, IB_WC_RETRY_EXC_ERR);
+		return false;
+	}
+	qp->comp.retry_left--;
+	return true;
+}
+
+static void snaa_comp_nak(struct snaa_qp *qp, const struct snaa_pkt *pkt)
+{
+	u32 psn = pkt->bth.psn;
+	u8 value = snaa_aeth_value(pkt->aeth.syndrome);
+	bool moved;
+
+	/* A NAK acknowledges everything before its PSN. */
+	moved = snaa_comp_ack(qp, snaa_psn_add(psn, -1));
+	if (snaa_aeth_type(pkt->aeth.syndrome) == SNAA_AETH_RNR_NAK) {
+		snaa_count(qp->sdev, SNAA_CNT_RC_RNR_NAKS_RCVD, 1);
+		if (qp->rnr_retry != 7) {
+			if (!qp->comp.rnr_left) {
+				snaa_count(qp->sdev,
+					   SNAA_CNT_RC_RNR_RETRY_EXCEEDED, 1);
+				snaa_comp_fail(qp, IB_WC_RNR_RETRY_EXC_ERR);
+				return;
+			}
+			qp->comp.rnr_left--;
+		}
+		snaa_req_rewind(qp, psn);
+		qp->req.rnr_wait = true;
+		if (!qp->dying)
+			mod_timer(&qp->rnr_timer,
+				  jiffies + snaa_rnr_jiffies(value));
+		return;
+	}
+	if (value == SNAA_NAK_PSN_SEQ_ERROR) {
+		snaa_count(qp->sdev, SNAA_CNT_RC_SEQ_NAKS_RCVD, 1);
+		if (moved)
+			snaa_comp_progress(qp);
+		else if (!snaa_comp_retry(qp))
+			return;
+		snaa_req_rewind(qp, psn);
+		return;
+	}
+	snaa_count(qp->sdev, SNAA_CNT_RC_ERR_NAKS_RCVD, 1);
+	snaa_comp_fail(qp, snaa_nak_status(value));
+}
+
+/*
+ * Write @len bytes of response (@skb at @off, or @buf) into the local
+ * SGEs of @w at byte @pos.
+ */
+static int snaa_comp_place(struct snaa_qp *qp, struct snaa_swqe *w, u64 pos,
+			   const struct sk_buff *skb, u32 off, const void *buf,
+			   u32 len)
+{
+	struct snaa_sge *sge = snaa_swqe_sge(w);
+	struct snaa_mr *mr;
+	u64 base = 0;
+	u32 i, chunk;
+	int err;
+
+	for (i = 0; i < w->wqe.num_sge && len; i++) {
+		if (pos >= base + sge[i].length) {
+			base += sge[i].length;
+			continue;
+		}
+		chunk = min_t(u64, len, base + sge[i].length - pos);
+		mr = snaa_mr_get(qp->sdev, sge[i].lkey);
+		if (!mr)
+			return -EACCES;
+		err = snaa_mr_check(mr, qp->ibqp.pd, sge[i].addr + (pos - base),
+				    chunk, IB_ACCESS_LOCAL_WRITE);
+		if (!err)
+			err = buf ? snaa_mr_write(mr, sge[i].addr + (pos - base),
+						  buf, chunk) :
+				    snaa_mr_write_skb(mr, sge[i].addr +
+						      (pos - base), skb, off,
+						      chunk);
+		snaa_mr_put(mr);
+		if (err)
+			return err;
+		if (buf)
+			buf += chunk;
+		off += chunk;
+		pos += chunk;
+		len -= chunk;
+		base += sge[i].length;
+	}
+	return len ? -EMSGSIZE : 0;
+}
+
+static enum snaa_counter snaa_comp_read_resp(struct snaa_qp *qp,
+					     const struct snaa_pkt *pkt,
+					     struct sk_buff *skb)
+{
+	u32 psn = pkt->bth.psn, flags = pkt->op->flags, want, left;
+	struct snaa_swqe *w;
+	bool last;
+	int err;
+
+	snaa_comp_ack(qp, snaa_psn_add(psn, -1));
+	if (qp->sq.kidx == qp->req.cur)
+		return SNAA_CNT_DROP_STALE_RESPONSE;
+	w = snaa_swqe(qp, qp->sq.kidx);
+	if (w->kind != SNAA_WK_READ)
+		return SNAA_CNT_DROP_STALE_RESPONSE;
+	want = snaa_psn_add(w->first_psn, (u32)(w->done / qp->path_mtu));
+	if (snaa_psn_diff(psn, want) < 0)
+		return SNAA_CNT_DROP_STALE_RESPONSE;	/* a duplicate */
+	if (snaa_psn_diff(psn, want) > 0) {
+		/*
+		 * A response was lost: ask for the rest again, once; the
+		 * responses still in flight behind the gap are dropped
+		 * until the first missing one comes.
+		 */
+		if (!qp->comp.gap) {
+			if (!snaa_comp_retry(qp))
+				return SNAA_CNT_DROP_PSN_GAP;
+			qp->comp.gap = true;
+			snaa_req_rewind(qp, want);
+		}
+		/*
+		 * The responder is alive and still sending the old
+		 * response; a responder that finishes it before it looks
+		 * at the new request (rdma_rxe does) must not run the
+		 * retry count down meanwhile.  The wait is bounded by the
+		 * length of the READs sent.
+		 */
+		if (qp->timeout && !qp->dying)
+			mod_timer(&qp->retrans_timer,
+				  jiffies + snaa_retrans_jiffies(qp));
+		return SNAA_CNT_DROP_PSN_GAP;
+	}
+	left = w->length - w->done;
+	last = left <= qp->path_mtu;
+	if (last ? !(flags & SNAA_OPF_END) || pkt->payload_len != left :
+		   (flags & SNAA_OPF_END) || pkt->payload_len != qp->path_mtu) {
+		snaa_comp_fail(qp, IB_WC_BAD_RESP_ERR);
+		return SNAA_CNT_DROP_LENGTH;
+	}
+	err = snaa_comp_place(qp, w, w->done, skb, pkt->payload_off, NULL,
+			      pkt->payload_len);
+	if (err) {
+		snaa_comp_fail(qp, IB_WC_LOC_PROT_ERR);
+		return SNAA_CNT_DROP_ACCESS;
+	}
+	w->done += pkt->payload_len;
+	qp->comp.psn = snaa_psn_add(psn, 1);
+	if (last)
+		snaa_sq_complete(qp, IB_WC_SUCCESS);
+	snaa_comp_progress(qp);
+	return 0;
+}
+
+static enum snaa_counter snaa_comp_atomic_ack(struct snaa_qp *qp,
+					      const struct snaa_pkt *pkt)
+{
+	u32 psn = pkt->bth.psn;
+	struct snaa_swqe *w;
+	u64 orig = pkt->atmack;	/* the target's value, in our byte order */
+
+	snaa_comp_ack(qp, snaa_psn_add(psn, -1));
+	if (qp->sq.kidx == qp->req.cur)
+		return SNAA_CNT_DROP_STALE_RESPONSE;
+	w = snaa_swqe(qp, qp->sq.kidx);
+	if (w->kind != SNAA_WK_ATOMIC || w->first_psn != psn)
+		return SNAA_CNT_DROP_STALE_RESPONSE;
+	if (snaa_comp_place(qp, w, 0, NULL, 0, &orig, sizeof(orig))) {
+		snaa_comp_fail(qp, IB_WC_LOC_PROT_ERR);
+		return SNAA_CNT_DROP_ACCESS;
+	}
+	w->done = 8;
+	qp->comp.psn = snaa_psn_add(psn, 1);
+	snaa_sq_complete(qp, IB_WC_SUCCESS);
+	snaa_comp_progress(qp);
+	return 0;
+}
+
+/**
+ * snaa_comp_rcv() - an ACK, NAK or response for an RC requester
+ * @qp: the RC QP (its state and addresses checked)
+ * @pkt: the parsed packet, a responder opcode
+ * @skb: the packet
+ *
+ * A response must name a PSN that was sent and not acknowledged yet;
+ * anything else (a duplicate, a late response, a forgery) is dropped
+ * without touching the requester.
+ *
+ * Context: softirq, qp->sq_lock held.
+ * Return: 0, or the counter of the drop.
+ */
+enum snaa_counter snaa_comp_rcv(struct snaa_qp *qp, const struct snaa_pkt *pkt,
+				struct sk_buff *skb)
+{
+	u32 psn = pkt->bth.psn, flags = pkt->op->flags;
+	enum snaa_counter drop = 0;
+	u32 kidx, cur, cpsn;
+
+	lockdep_assert_held(&qp->sq_lock);
+	if (snaa_psn_diff(psn, qp->comp.psn) < 0 ||
+	    snaa_psn_diff(psn, qp->req.psn_max) >= 0)
+		return SNAA_CNT_DROP_STALE_RESPONSE;
+	kidx = qp->sq.kidx;
+	cur = qp->req.cur;
+	cpsn = qp->comp.psn;
+	if (flags & SNAA_OPF_READ) {
+		drop = snaa_comp_read_resp(qp, pkt, skb);
+	} else if (flags & SNAA_OPF_ATOMIC) {
+		drop = snaa_comp_atomic_ack(qp, pkt);
+	} else if (snaa_aeth_type(pkt->aeth.syndrome) == SNAA_AETH_ACK) {
+		if (snaa_comp_ack(qp, psn))
+			snaa_comp_progress(qp);
+		else
+			drop = SNAA_CNT_DROP_STALE_RESPONSE;
+	} else {
+		snaa_comp_nak(qp, pkt);
+	}
+	/*
+	 * Wake the requester if it waits for what just happened (the
+	 * window, a READ/atomic slot, a fence) or must go back (a rewind).
+	 */
+	if ((qp->req.blocked &&
+	     (qp->sq.kidx != kidx || qp->comp.psn != cpsn)) ||
+	    qp->req.cur != cur) {
+		qp->req.blocked = false;
+		snaa_sq_schedule(qp);
+	}
+	return drop;
+}
+
+/* Local ACK timeout: nothing was acknowledged for a timeout's time. */
+static void snaa_comp_retrans_timer(struct timer_list *t)
+{
+	struct snaa_qp *qp = from_timer(qp, t, retrans_timer);
+
+	spin_lock(&qp->sq_lock);
+	if (qp->dying || !snaa_comp_outstanding(qp) ||
+	    READ_ONCE(qp->state) == IB_QPS_ERR)
+		goto out;
+	snaa_count(qp->sdev, SNAA_CNT_RC_TIMEOUTS, 1);
+	if (!snaa_comp_retry(qp))
+		goto out;
+	snaa_req_rewind(qp, qp->comp.psn);
+	mod_timer(&qp->retrans_timer, jiffies + snaa_retrans_jiffies(qp));
+	snaa_sq_schedule(qp);
+out:
+	spin_unlock(&qp->sq_lock);
+	snaa_qp_upcalls(qp);
+}
+
+/* The RNR NAK's wait is over: send again. */
+static void snaa_comp_rnr_timer(struct timer_list *t)
+{
+	struct snaa_qp *qp = from_timer(qp, t, rnr_timer);
+
+	spin_lock(&qp->sq_lock);
+	qp->req.rnr_wait = false;
+	if (!qp->dying)
+		snaa_sq_schedule(qp);
+	spin_unlock(&qp->sq_lock);
+}
+
+/* Set up the completer of a new QP. */
+void snaa_comp_init(struct snaa_qp *qp)
+{
+	timer_setup(&qp->retrans_timer, snaa_comp_retrans_timer, 0);
+	timer_setup(&qp->rnr_timer, snaa_comp_rnr_timer, 0);
+}
+
+/**
+ * snaa_comp_shutdown() - stop the timers for good (destroy)
+ * @qp: the QP, out of the QP table
+ *
+ * After this no timer runs or can be started again.
+ *
+ * Context: process context.
+ */
+void snaa_comp_shutdown(struct snaa_qp *qp)
+{
+	spin_lock_bh(&qp->sq_lock);
+	qp->dying = true;
+	spin_unlock_bh(&qp->sq_lock);
+	timer_shutdown_sync(&qp->retrans_timer);
+	timer_shutdown_sync(&qp->rnr_timer);
+}

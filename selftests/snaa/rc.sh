@@ -1,0 +1,238 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#
+# RC between two RDMA devices that uc_test.sh's setup_MODE creates: the
+# rc_test program (rc_test.c: every operation byte-exact, error statuses,
+# RNR, retry, READ/atomic limits, atomics under contention, a 64 MiB
+# checked stream) and rping (rdma_cm: address and route resolution, the
+# CM handshake over QP1, SEND/READ/WRITE), checking the ping data.  Runs
+# as root inside the test VM, never on the host:
+#
+#     selftests/vm/run --timeout 900 -- sh selftests/snaa/rc.sh snaa
+#
+# Modes:
+#   snaa     snaa0 (ns snaa-a) <-> snaa1 (ns snaa-b): IPv4, IPv6,
+#            loopback, path MTU 1024; rping both ways; then snaa1's
+#            device is deleted during a stream (the requester must end in
+#            IBV_WC_RETRY_EXC_ERR and flush, "rmmod snaa" must succeed)
+#   interop  rdma_rxe (rxe0, initial namespace) <-> snaa1: rc_test with
+#            each as the requester A, rping with each as the server
+#   netem    snaa0 <-> snaa1 with the link impaired (tc netem on both
+#            veth ends: loss 1 %, duplication 5 %, corruption 0.5 %):
+#            the 64 MiB stream arrives exact, every
+#            WR completes once, and the retransmit, duplicate and drop
+#            counters move as the impairment predicts
+#
+# Output: one KTAP document per run, preceded by a "# ==== ..." line.
+# Exit status: 0 iff every run passed, 1 otherwise, 2 usage error, 4
+# (skip) if the setup is impossible here.
+#
+# Environment: RC_TEST=/path/to/rc_test to use a prebuilt binary.
+set -u
+
+UC_HERE=$(cd "$(dirname "$0")" && pwd)
+UC_TEST_SOURCED=1
+# shellcheck source=uc_test.sh
+. "$UC_HERE/uc_test.sh"
+
+RPING_COUNT=200
+RPING_SIZE=100
+
+rc_usage() {
+	echo "usage: $0 snaa|interop|netem" >&2
+	echo "  RC between two RDMA devices: rc_test and rping" >&2
+}
+
+# rc_in NS CMD...: run CMD in namespace NS, or here if NS is empty.
+rc_in() {
+	if [ -n "$1" ]; then
+		rc_ns=$1
+		shift
+		ip netns exec "$rc_ns" "$@"
+	else
+		shift
+		"$@"
+	fi
+}
+
+# rping_check_data FILE: FILE holds rping -v output; every "ping data:"
+# line must be the text rping writes for that ping (rdma-ping-N: then
+# letters A..z rotating one further per ping), RPING_COUNT of them.
+rping_check_data() {
+	awk -v size="$RPING_SIZE" -v count="$RPING_COUNT" '
+		BEGIN { start = 65; n = 0; bad = 0 }
+		/^ping data: / {
+			s = "rdma-ping-" n ": "
+			c = start
+			for (i = length(s); i < size - 1; i++) {
+				s = s sprintf("%c", c)
+				if (++c > 122)
+					c = 65
+			}
+			if (++start > 122)
+				start = 65
+			if (substr($0, 12) != s) {
+				if (bad++ < 3)
+					printf "ping %d: got \"%s\", expected \"%s\"\n",
+						n, substr($0, 12), s
+			}
+			n++
+		}
+		END {
+			if (n != count) {
+				printf "%d pings, expected %d\n", n, count
+				bad++
+			}
+			exit bad != 0
+		}' "$1"
+}
+
+# rc_doc NAME FUNCTION ARGS...: FUNCTION prints one KTAP document and
+# exits (lib.sh's ktap_finish), so it runs in a subshell.
+rc_doc() {
+	rd_name=$1
+	shift
+	echo "# ==== $rd_name"
+	("$@")
+	rd_rc=$?
+	[ "$rd_rc" = 0 ] || snaa_runs_failed=$((snaa_runs_failed + 1))
+	snaa_run_summary="$snaa_run_summary
+# $rd_name: $([ "$rd_rc" = 0 ] && echo ok || echo "FAILED (exit $rd_rc)")"
+}
+
+# rping_doc NAME SRV_NS SRV_ADDR CLI_NS: rping -s in SRV_NS bound to
+# SRV_ADDR, rping -c from CLI_NS; both must exit 0 and the client's ping
+# data must be exact.
+rping_doc() {
+	rr_out=$(mktemp)
+	rr_err=$(mktemp)
+	rr_srv=$(mktemp)
+	ktap_header "rping $1"
+	rc_in "$2" timeout -k 5 120 rping -s -a "$3" -C "$RPING_COUNT" \
+		-S "$RPING_SIZE" -V >"$rr_srv" 2>&1 &
+	rr_pid=$!
+	sleep 2
+	rc_in "$4" timeout -k 5 120 rping -c -a "$3" -C "$RPING_COUNT" \
+		-S "$RPING_SIZE" -v -V >"$rr_out" 2>"$rr_err"
+	rr_crc=$?
+	wait "$rr_pid"
+	rr_src=$?
+	if [ "$rr_crc" = 0 ] && [ "$rr_src" = 0 ]; then
+		ktap_ok "rping $1: client and server exit 0 after $RPING_COUNT pings"
+	else
+		ktap_fail "rping $1: client and server exit 0" \
+			"client exit $rr_crc, server exit $rr_src (124: timeout)" \
+			"--- client:" "$(tail -n 5 "$rr_out")" "$(cat "$rr_err")" \
+			"--- server:" "$(tail -n 5 "$rr_srv")"
+	fi
+	if rr_why=$(rping_check_data "$rr_out"); then
+		ktap_ok "rping $1: $RPING_COUNT pings of $RPING_SIZE bytes, each the exact data"
+	else
+		ktap_fail "rping $1: $RPING_COUNT pings of $RPING_SIZE bytes, each the exact data" \
+			"$rr_why"
+	fi
+	rm -f "$rr_out" "$rr_err" "$rr_srv"
+	ktap_finish
+}
+
+rping_run() {
+	rc_doc "rping $1" rping_doc "$@"
+}
+
+# rmmod_doc: after the peer loss the module must unload.
+rmmod_doc() {
+	ktap_header "rmmod after peer loss"
+	if rmmod snaa 2>/dev/null; then
+		ktap_ok "rmmod snaa after the peer loss: no QP, timer or device left"
+	else
+		ktap_fail "rmmod snaa after the peer loss" \
+			"$(lsmod | grep '^snaa')"
+	fi
+	ktap_finish
+}
+
+# rc_peer_loss: a stream from snaa0 to snaa1; snaa1 is deleted 4 s in.
+rc_peer_loss() {
+	(sleep 4; ip netns exec "$NS_B" rdma link delete "$DEV_B") &
+	pl_pid=$!
+	snaa_run 200 "$DEV_B deleted during a stream" "$RC_TEST" \
+		--dev-a "$DEV_A" --dev-b "$DEV_B" --cases 7 --stream 4294967296 \
+		--expect-peer-loss
+	wait "$pl_pid"
+	cleanup_snaa
+	rc_doc "rmmod snaa after the peer loss" rmmod_doc
+}
+
+# rc_netem_run NAME NETEM: the stream with NETEM on both veth ends.
+rc_netem_run() {
+	ip netns exec "$NS_A" tc qdisc add dev veth0 root netem $2 &&
+	ip netns exec "$NS_B" tc qdisc add dev veth1 root netem $2 ||
+		{ snaa_runs_failed=$((snaa_runs_failed + 1)); return; }
+	# shellcheck disable=SC2086 # RC_NETEM_ARGS is a list
+	snaa_run 400 "netem $1" "$RC_TEST" --dev-a "$DEV_A" --dev-b "$DEV_B" \
+		--cases 7 $RC_NETEM_ARGS --netem-expect "$3"
+	ip netns exec "$NS_A" tc qdisc del dev veth0 root 2>/dev/null
+	ip netns exec "$NS_B" tc qdisc del dev veth1 root 2>/dev/null
+}
+
+rc_main() {
+	[ $# = 1 ] || { rc_usage; exit 2; }
+	mode=$1
+	case $mode in
+	snaa|interop|netem) ;;
+	-h|--help) rc_usage; exit 0 ;;
+	*) rc_usage; exit 2 ;;
+	esac
+	uc_vm_only
+	command -v rping >/dev/null 2>&1 || snaa_skip "rping not installed (rdmacm-utils)"
+	snaa_build RC_TEST rc_test
+	uc_backlog
+	setup=$mode
+	[ "$mode" = netem ] && setup=snaa
+	"setup_$setup"
+	trap '"cleanup_$setup"; exit 130' INT TERM
+
+	case $mode in
+	snaa)
+		snaa_run 400 "$DEV_A<->$DEV_B IPv4" "$RC_TEST" \
+			--dev-a "$DEV_A" --dev-b "$DEV_B"
+		snaa_run 300 "$DEV_A<->$DEV_B IPv6" "$RC_TEST" \
+			--dev-a "$DEV_A" --dev-b "$DEV_B" --ipv6 --cases 1,2,7 \
+			--stream 16777216
+		snaa_run 300 "$DEV_A loopback" "$RC_TEST" --dev-a "$DEV_A" \
+			--dev-b "$DEV_A" --cases 1,2,3,5,6,7 --stream 16777216
+		snaa_run 300 "$DEV_A<->$DEV_B path MTU 1024" "$RC_TEST" \
+			--dev-a "$DEV_A" --dev-b "$DEV_B" --mtu 1024 \
+			--cases 1,5,7 --stream 16777216
+		rping_run "server $DEV_B, client $DEV_A" "$NS_B" "$ADDR_B" "$NS_A"
+		rping_run "server $DEV_A, client $DEV_B" "$NS_A" "$ADDR_A" "$NS_B"
+		rc_peer_loss
+		;;
+	interop)
+		snaa_run 400 "A=$DEV_A B=$DEV_B" "$RC_TEST" \
+			--dev-a "$DEV_A" --dev-b "$DEV_B"
+		snaa_run 400 "A=$DEV_B B=$DEV_A" "$RC_TEST" \
+			--dev-a "$DEV_B" --dev-b "$DEV_A"
+		rping_run "server $DEV_B, client $DEV_A" "$NS_B" "$ADDR_B" ""
+		rping_run "server $DEV_A, client $DEV_B" "" "$ADDR_A" "$NS_B"
+		"cleanup_$setup"
+		;;
+	netem)
+		RC_NETEM_ARGS="--stream 67108864"
+		rc_netem_run "loss 1%" "loss 1%" retransmits
+		# Not yet: "loss 5%" and "delay 5ms reorder 25% 50%" exhaust
+		# retry_cnt 7 (sequence NAKs behind an RDMA READ still
+		# waiting for responses cannot move the ACKed PSN; see
+		# issue 7's note).
+		rc_netem_run "duplicate 5%" "duplicate 5%" duplicates
+		rc_netem_run "corrupt 0.5%" "corrupt 0.5%" icrc
+		"cleanup_$setup"
+		;;
+	esac
+
+	echo "# ==== rc.sh $mode summary:$snaa_run_summary"
+	[ "$snaa_runs_failed" = 0 ] || exit 1
+	exit 0
+}
+
+rc_main "$@"
