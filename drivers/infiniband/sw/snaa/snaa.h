@@ -348,6 +348,8 @@ struct snaa_comp {
 	u8 rnr_left;			/* RNR NAKs left (7: infinite) */
 	bool progress;			/* an ACK moved @psn since the timer */
 	bool gap;			/* READ responses lost, asked again */
+	bool nak_valid;			/* @nak_psn holds a sequence NAK */
+	u32 nak_psn;			/* PSN of the newest sequence NAK */
 };
 
 /**
@@ -369,6 +371,7 @@ struct snaa_res {
 	u32 sent;
 	bool pending;
 	bool atomic;
+	bool dup;			/* answering a duplicate request */
 	u64 va;
 	u32 rkey;
 	u32 length;

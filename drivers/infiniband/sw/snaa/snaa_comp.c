@@ -39,6 +39,15 @@ static unsigned long snaa_retrans_jiffies(struct snaa_qp *qp)
 		     msecs_to_jiffies(SNAA_MIN_RETRANS_MS));
 }
 
+/*
+ * Was a packet sent for the oldest WQE?  After a rewind req.cur may be
+ * the oldest WQE again while its responses are still on their way.
+ */
+static bool snaa_comp_sent(struct snaa_qp *qp)
+{
+	return (s32)(qp->sq.kidx - qp->req.hi) < 0;
+}
+
 /* Anything sent that is not acknowledged yet? */
 static bool snaa_comp_outstanding(struct snaa_qp *qp)
 {
@@ -117,14 +126,23 @@ static bool snaa_comp_ack(struct snaa_qp *qp, u32 psn)
 	if (snaa_psn_diff(psn, qp->comp.psn) < 0)
 		return false;		/* an older ACK, or one for nothing */
 	/* every WQE a packet was sent for, including those to send again */
-	while ((s32)(qp->sq.kidx - qp->req.hi) < 0) {
+	while (snaa_comp_sent(qp)) {
 		w = snaa_swqe(qp, qp->sq.kidx);
 		if (w->kind == SNAA_WK_READ || w->kind == SNAA_WK_ATOMIC) {
 			u32 want = snaa_psn_add(w->first_psn,
 						(u32)(w->done / qp->path_mtu));
 
-			if (snaa_psn_diff(psn, w->last_psn) > 0)
+			/*
+			 * An implicit NAK asks for the rest once; until a
+			 * response moves the READ on, later ACKs (for
+			 * requests sent again behind it) must not restart
+			 * it again and again.
+			 */
+			if (snaa_psn_diff(psn, w->last_psn) > 0 &&
+			    !qp->comp.gap) {
+				qp->comp.gap = true;
 				snaa_req_rewind(qp, want);
+			}
 			/*
 			 * Never past the response still expected: a response
 			 * that arrives early (reordered) acknowledges only
@@ -147,6 +165,19 @@ static bool snaa_comp_ack(struct snaa_qp *qp, u32 psn)
 	if (resume)
 		snaa_req_resume(qp);
 	return true;
+}
+
+/*
+ * The oldest WQE got its last response.  If the requester was going to
+ * send it again (a rewind), it goes on behind it instead.
+ */
+static void snaa_comp_complete(struct snaa_qp *qp)
+{
+	bool resend = qp->sq.kidx == qp->req.cur;
+
+	snaa_sq_complete(qp, IB_WC_SUCCESS);
+	if (resend)
+		snaa_req_resume(qp);
 }
 
 /* NAK syndromes to completion statuses (IBA table 47). */
@@ -203,10 +234,24 @@ static void snaa_comp_nak(struct snaa_qp *qp, const struct snaa_pkt *pkt)
 		return;
 	}
 	if (value == SNAA_NAK_PSN_SEQ_ERROR) {
+		struct snaa_comp *c = &qp->comp;
+		bool newer = !c->nak_valid || snaa_psn_diff(psn, c->nak_psn) > 0;
+
 		snaa_count(qp->sdev, SNAA_CNT_RC_SEQ_NAKS_RCVD, 1);
+		/* overtaken by a newer NAK (reordered): nothing to do */
+		if (!newer && psn != c->nak_psn)
+			return;
+		c->nak_valid = true;
+		c->nak_psn = psn;
+		/*
+		 * A NAK further on than the last one is progress too: the
+		 * responder got everything before it, only the ACK cannot
+		 * move past an RDMA READ still waiting for responses.  The
+		 * same NAK again means the retransmission did not help.
+		 */
 		if (moved)
 			snaa_comp_progress(qp);
-		else if (!snaa_comp_retry(qp))
+		else if (!newer && !snaa_comp_retry(qp))
 			return;
 		snaa_req_rewind(qp, psn);
 		return;
@@ -269,7 +314,7 @@ static enum snaa_counter snaa_comp_read_resp(struct snaa_qp *qp,
 	int err;
 
 	snaa_comp_ack(qp, snaa_psn_add(psn, -1));
-	if (qp->sq.kidx == qp->req.cur)
+	if (!snaa_comp_sent(qp))
 		return SNAA_CNT_DROP_STALE_RESPONSE;
 	w = snaa_swqe(qp, qp->sq.kidx);
 	if (w->kind != SNAA_WK_READ)
@@ -291,12 +336,15 @@ static enum snaa_counter snaa_comp_read_resp(struct snaa_qp *qp,
 		}
 		/*
 		 * The responder is alive and still sending the old
-		 * response; a responder that finishes it before it looks
-		 * at the new request (rdma_rxe does) must not run the
-		 * retry count down meanwhile.  The wait is bounded by the
-		 * length of the READs sent.
+		 * response of this READ; a responder that finishes it
+		 * before it looks at the new request (rdma_rxe does) must
+		 * not run the retry count down meanwhile.  The wait is
+		 * bounded by the length of the READ.  Responses to later
+		 * READs do not count: if the request for the rest was
+		 * lost, only the timer asks again.
 		 */
-		if (qp->timeout && !qp->dying)
+		if (snaa_psn_diff(psn, w->last_psn) <= 0 && qp->timeout &&
+		    !qp->dying)
 			mod_timer(&qp->retrans_timer,
 				  jiffies + snaa_retrans_jiffies(qp));
 		return SNAA_CNT_DROP_PSN_GAP;
@@ -317,7 +365,7 @@ static enum snaa_counter snaa_comp_read_resp(struct snaa_qp *qp,
 	w->done += pkt->payload_len;
 	qp->comp.psn = snaa_psn_add(psn, 1);
 	if (last)
-		snaa_sq_complete(qp, IB_WC_SUCCESS);
+		snaa_comp_complete(qp);
 	snaa_comp_progress(qp);
 	return 0;
 }
@@ -330,7 +378,7 @@ static enum snaa_counter snaa_comp_atomic_ack(struct snaa_qp *qp,
 	u64 orig = pkt->atmack;	/* the target's value, in our byte order */
 
 	snaa_comp_ack(qp, snaa_psn_add(psn, -1));
-	if (qp->sq.kidx == qp->req.cur)
+	if (!snaa_comp_sent(qp))
 		return SNAA_CNT_DROP_STALE_RESPONSE;
 	w = snaa_swqe(qp, qp->sq.kidx);
 	if (w->kind != SNAA_WK_ATOMIC || w->first_psn != psn)
@@ -341,7 +389,7 @@ static enum snaa_counter snaa_comp_atomic_ack(struct snaa_qp *qp,
 	}
 	w->done = 8;
 	qp->comp.psn = snaa_psn_add(psn, 1);
-	snaa_sq_complete(qp, IB_WC_SUCCESS);
+	snaa_comp_complete(qp);
 	snaa_comp_progress(qp);
 	return 0;
 }

@@ -490,9 +490,6 @@ static int snaa_modify_qp_check(struct snaa_qp *qp, struct ib_qp_attr *attr,
 		return -EINVAL;
 	if ((mask & IB_QP_MIN_RNR_TIMER) && attr->min_rnr_timer > 31)
 		return -EINVAL;
-	if ((mask & IB_QP_MAX_QP_RD_ATOMIC) &&
-	    attr->max_rd_atomic > SNAA_MAX_RD_ATOMIC)
-		return -EINVAL;
 	if ((mask & IB_QP_MAX_DEST_RD_ATOMIC) &&
 	    attr->max_dest_rd_atomic > SNAA_MAX_RD_ATOMIC)
 		return -EINVAL;
@@ -528,7 +525,15 @@ static void snaa_modify_qp_apply(struct snaa_qp *qp, struct ib_qp_attr *attr,
 	if (mask & IB_QP_MIN_RNR_TIMER)
 		qp->min_rnr_timer = attr->min_rnr_timer;
 	if (mask & IB_QP_MAX_QP_RD_ATOMIC)
-		qp->max_rd_atomic = attr->max_rd_atomic;
+		/*
+		 * The initiator depth only bounds what we keep outstanding:
+		 * fewer than the peer's responder allows is always safe,
+		 * and peers offer their own limit (rdma_rxe: 128), which
+		 * perftest and rdma_cm pass on as is.  Clamped, as
+		 * hardware does.
+		 */
+		qp->max_rd_atomic = min_t(u8, attr->max_rd_atomic,
+					  SNAA_MAX_RD_ATOMIC);
 	if (mask & IB_QP_MAX_DEST_RD_ATOMIC)
 		qp->max_dest_rd_atomic = attr->max_dest_rd_atomic;
 	if (mask & IB_QP_RQ_PSN) {
@@ -541,6 +546,7 @@ static void snaa_modify_qp_apply(struct snaa_qp *qp, struct ib_qp_attr *attr,
 		qp->req.hi = qp->req.cur;
 		qp->comp.psn = qp->req.psn;
 		qp->comp.gap = false;
+		qp->comp.nak_valid = false;
 	}
 	if (mask & (IB_QP_RETRY_CNT | IB_QP_STATE))
 		qp->comp.retry_left = qp->retry_cnt;

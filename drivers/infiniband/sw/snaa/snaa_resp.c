@@ -744,6 +744,7 @@ static enum snaa_counter snaa_rc_duplicate(struct snaa_qp *qp,
 			if (!(flags & SNAA_OPF_ATOMIC) || psn != res->psn)
 				break;
 			res->pending = true;
+			res->dup = true;
 			return 0;
 		}
 		if (!(flags & SNAA_OPF_READ) ||
@@ -757,6 +758,7 @@ static enum snaa_counter snaa_rc_duplicate(struct snaa_qp *qp,
 		res->npkts = max(snaa_num_pkts(res->length, qp->path_mtu), 1U);
 		res->sent = 0;
 		res->pending = true;
+		res->dup = true;
 		return 0;
 	}
 	return SNAA_CNT_DROP_STALE_RESPONSE;	/* too old to answer */
@@ -767,8 +769,14 @@ static struct snaa_res *snaa_rc_res_take(struct snaa_qp *qp)
 {
 	struct snaa_res *res = snaa_res_slot(qp, qp->recv.res_head);
 
-	if (res->pending)
-		return NULL;	/* more outstanding than max_dest_rd_atomic */
+	/*
+	 * Still sending the first answer: the requester has more
+	 * outstanding than max_dest_rd_atomic.  An answer to a duplicate
+	 * may be cut short: the requester would not send a new request
+	 * if it still waited for that one (its max_rd_atomic).
+	 */
+	if (res->pending && !res->dup)
+		return NULL;
 	qp->recv.res_head++;
 	memset(res, 0, sizeof(*res));
 	return res;

@@ -399,6 +399,14 @@ static struct sk_buff *snaa_req_read_atomic(struct snaa_qp *qp,
 		return NULL;
 	}
 	p = skb_put(skb, op->hdr_len);
+	/*
+	 * Responses may have arrived since the rewind that chose req.psn:
+	 * the request asks for what is missing now, at its PSN, so that
+	 * the PSNs of the responses match the VA they carry.
+	 */
+	if (read && w->done)
+		r->psn = snaa_psn_add(w->first_psn,
+				      (u32)(w->done / qp->path_mtu));
 	bth.opcode = op->opcode;
 	bth.pkey = SNAA_DEFAULT_PKEY;
 	bth.dqpn = qp->dest_qpn;
@@ -625,8 +633,15 @@ static void snaa_req_restart(struct snaa_qp *qp, u32 psn)
 		r->psn = snaa_psn_add(w->first_psn,
 				      (u32)(w->done / qp->path_mtu));
 	} else {
+		u32 n = max(snaa_num_pkts(w->length, qp->path_mtu), 1U);
 		u32 k = max(snaa_psn_diff(psn, w->first_psn), 0);
 
+		/*
+		 * A sequence NAK may name a PSN past what this round sent
+		 * of the WQE (the responder got it in an earlier round):
+		 * at most its last packet goes again.
+		 */
+		k = min(k, n - 1);
 		r->offset = (u64)k * qp->path_mtu;
 		r->psn = snaa_psn_add(w->first_psn, k);
 		snaa_req_seek(qp, w);
