@@ -890,6 +890,15 @@ static void case_rd_atomic(void)
 		/* rdma_rxe keeps as many READs as come, whatever it agreed */
 		printf("# info: %s does not enforce max_dest_rd_atomic: all 4 "
 		       "READs succeeded\n", opt.b.name);
+	} else if (ok && a_is_rxe && good == 4) {
+		/*
+		 * snaa's responder takes the slot of a READ it is answering
+		 * again (a duplicate) for a new one: a requester only sends
+		 * a new READ when it waits for no more than its limit.
+		 * rdma_rxe asks again early, so the violation can go unseen.
+		 */
+		printf("# info: %s sent READs again before the next ones: "
+		       "all 4 READs succeeded\n", opt.a.name);
 	} else if (ok && (errs != 1 || good < 1 || good + flushed != 3)) {
 		vu_diag("%d succeeded, %d IBV_WC_REM_INV_REQ_ERR, %d flushed",
 			good, errs, flushed);
@@ -1136,6 +1145,11 @@ static void case_stream(void)
 							    slot),
 						b.buf.mr->rkey,
 						(uint32_t)posted);
+			}
+			if (ret && opt.peer_loss) {
+				/* B is gone: post nothing more */
+				nmsg = posted;
+				break;
 			}
 			if (ret) {
 				vu_diag("posting message %" PRIu64 ": %s",

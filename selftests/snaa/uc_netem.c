@@ -319,7 +319,7 @@ static long long num_after(const char *text, const char *key)
  */
 static const char *const kern_name[] = {
 	"Ip InHdrErrors", "Ip InAddrErrors", "Ip InUnknownProtos",
-	"Ip InDiscards", "Ip InTruncatedPkts", "Udp InErrors", "Udp NoPorts",
+	"Ip InDiscards", "IpExt InTruncatedPkts", "Udp InErrors", "Udp NoPorts",
 	"rx_nohandler", "rx_dropped", "otherhost",
 };
 #define NKERN (sizeof(kern_name) / sizeof(kern_name[0]))
@@ -456,7 +456,8 @@ static bool read_peer_kernel(struct snap *s)
 	unsigned int i;
 
 	if (ns_run(opt.peer_netns, out, sizeof(out), "sh -c 'cat "
-		   "/proc/net/snmp; cd /sys/class/net/%s/statistics; printf "
+		   "/proc/net/snmp /proc/net/netstat; cd /sys/class/net/%s/"
+		   "statistics; printf "
 		   "\"rx_nohandler=%%s rx_dropped=%%s\\n\" $(cat rx_nohandler "
 		   "rx_dropped); ip -s -s -j link show dev %s'", opt.peer_netdev,
 		   opt.peer_netdev))

@@ -70,7 +70,7 @@ perf_result() {
 # shellcheck disable=SC2317 # called through wait_for
 perf_cm_listening() {
 	perf_in "${NS_B:-}" rdma resource show cm_id 2>/dev/null |
-		grep "LISTEN" | grep -q "src-port $1 "
+		grep "LISTEN" | grep -qE ":$1( |$)"
 }
 
 # perf_args CONN SIZE: perftest's options for transport CONN (UC, RC, UD,
@@ -190,8 +190,8 @@ perf_all_rc() {
 	perf_run ib_read_lat lat "$PERF_LAT_SIZE" RC
 	perf_run ib_send_lat lat "$PERF_LAT_SIZE" RC
 	perf_run ib_write_lat lat "$PERF_LAT_SIZE" RC
-	# UD: a message fits one packet of the path MTU (4096 here)
-	perf_run ib_send_bw bw 2048 UD
+	# UD: a message fits one packet of the path MTU (1024 with rdma_rxe)
+	perf_run ib_send_bw bw 1024 UD
 	perf_run ib_write_bw bw "$PERF_BW_SIZE" CM
 	perf_run ib_send_lat lat "$PERF_LAT_SIZE" CM
 }

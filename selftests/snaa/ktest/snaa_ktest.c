@@ -3,7 +3,8 @@
  * snaa_ktest: snaa used by an in-kernel consumer, the way a kernel ULP
  * uses an RDMA device: PDs with the local DMA lkey and the unsafe global
  * rkey (DMA MRs), CQs polled directly and CQs completed from softirq
- * (ib_alloc_cq), UC QPs with kernel rings, ib_post_send/ib_post_recv,
+ * (ib_alloc_cq), UC and RC QPs with kernel rings (RC: SEND, WRITE and
+ * RDMA READ through the unsafe global rkey), ib_post_send/ib_post_recv,
  * flush, and address handles created in atomic context.
  *
  * The tests run when the module is loaded (kselftest module style) and
@@ -49,6 +50,8 @@ MODULE_PARM_DESC(addr_b, "IPv4 address of dev_b's RoCE v2 GID");
 #define KT_GUARD	0xa5
 
 static int kt_num, kt_failed;
+/* the transport of the QPs kt_ep_open() creates */
+static enum ib_qp_type kt_qpt = IB_QPT_UC;
 
 static void kt_result(bool ok, const char *fmt, ...)
 {
@@ -114,7 +117,7 @@ static int kt_ep_open(struct kt_ep *ep, const char *name, const char *addr,
 {
 	struct ib_cq_init_attr cq_attr = { .cqe = KT_CQE };
 	struct ib_qp_init_attr init = {
-		.qp_type = IB_QPT_UC,
+		.qp_type = kt_qpt,
 		.sq_sig_type = IB_SIGNAL_REQ_WR,
 		.cap = {
 			.max_send_wr = KT_WR,
@@ -228,7 +231,9 @@ static int kt_init(struct kt_ep *ep)
 	struct ib_qp_attr attr = {
 		.qp_state = IB_QPS_INIT,
 		.port_num = 1,
-		.qp_access_flags = IB_ACCESS_REMOTE_WRITE,
+		.qp_access_flags = IB_ACCESS_REMOTE_WRITE |
+				   (kt_qpt == IB_QPT_RC ? IB_ACCESS_REMOTE_READ :
+							   0),
 	};
 
 	return kt_modify(ep, &attr, IB_QP_STATE | IB_QP_PKEY_INDEX |
@@ -244,19 +249,34 @@ static int kt_connect(struct kt_ep *ep, struct kt_ep *peer)
 		.dest_qp_num = peer->qp->qp_num,
 		.rq_psn = 0x123,
 	};
-	int err;
+	bool rc = kt_qpt == IB_QPT_RC;
+	int err, mask = IB_QP_STATE | IB_QP_AV | IB_QP_PATH_MTU |
+			IB_QP_DEST_QPN | IB_QP_RQ_PSN;
 
 	attr.ah_attr.type = rdma_ah_find_type(ep->dev, 1);
 	rdma_ah_set_port_num(&attr.ah_attr, 1);
 	rdma_ah_set_grh(&attr.ah_attr, &peer->gid, 0, ep->sgid_index, 64, 0);
-	err = kt_modify(ep, &attr, IB_QP_STATE | IB_QP_AV | IB_QP_PATH_MTU |
-			IB_QP_DEST_QPN | IB_QP_RQ_PSN, "INIT->RTR");
+	if (rc) {
+		attr.max_dest_rd_atomic = 4;
+		attr.min_rnr_timer = 12;
+		mask |= IB_QP_MAX_DEST_RD_ATOMIC | IB_QP_MIN_RNR_TIMER;
+	}
+	err = kt_modify(ep, &attr, mask, "INIT->RTR");
 	if (err)
 		return err;
 	memset(&attr, 0, sizeof(attr));
 	attr.qp_state = IB_QPS_RTS;
 	attr.sq_psn = 0x123;
-	return kt_modify(ep, &attr, IB_QP_STATE | IB_QP_SQ_PSN, "RTR->RTS");
+	mask = IB_QP_STATE | IB_QP_SQ_PSN;
+	if (rc) {
+		attr.timeout = 14;
+		attr.retry_cnt = 7;
+		attr.rnr_retry = 7;
+		attr.max_rd_atomic = 4;
+		mask |= IB_QP_TIMEOUT | IB_QP_RETRY_CNT | IB_QP_RNR_RETRY |
+			IB_QP_MAX_QP_RD_ATOMIC;
+	}
+	return kt_modify(ep, &attr, mask, "RTR->RTS");
 }
 
 static int kt_to_err(struct kt_ep *ep)
@@ -462,6 +482,64 @@ static void kt_write(struct kt_ep *a, struct kt_ep *b, u32 len, u32 off,
 	ok = ok && memchr_inv(b->buf, KT_GUARD, off) == NULL;
 	kt_result(ok, "ib_post_send %s of %u bytes to offset %u through the unsafe global rkey: CQEs exact, data exact, bytes around untouched",
 		  imm ? "RDMA_WRITE_WITH_IMM" : "RDMA_WRITE", len, off);
+}
+
+/*
+ * RDMA READ of @len bytes at @off of B's buffer (the unsafe global rkey)
+ * into A's buffer, in 3 SGEs of the local DMA lkey.
+ */
+static void kt_read(struct kt_ep *a, struct kt_ep *b, u32 len, u32 off)
+{
+	static u32 seq = 200;
+	struct ib_sge sge[KT_SGE];
+	struct ib_rdma_wr wr = {
+		.wr = {
+			.wr_id = 0x9000 + ++seq,
+			.sg_list = sge,
+			.num_sge = KT_SGE,
+			.opcode = IB_WR_RDMA_READ,
+			.send_flags = IB_SEND_SIGNALED,
+		},
+		.remote_addr = b->dma + off,
+		.rkey = b->pd->unsafe_global_rkey,
+	};
+	struct ib_wc wc;
+	bool ok;
+
+	memset(a->buf, KT_GUARD, KT_BUF);
+	kt_fill(b->buf + off, len, seq);
+	kt_sges(a, sge, KT_SGE, 0, len);
+	ok = !ib_post_send(a->qp, &wr.wr, NULL) && !kt_poll(a->scq, &wc) &&
+	     kt_wc_is(&wc, wr.wr.wr_id, IB_WC_SUCCESS, IB_WC_RDMA_READ, len,
+		      a->qp, false, 0) &&
+	     kt_check(a->buf, len, seq, 64);
+	kt_result(ok, "ib_post_send RDMA_READ of %u bytes at offset %u through the unsafe global rkey into 3 SGEs: CQE exact, data exact, bytes after untouched",
+		  len, off);
+}
+
+/* RC: what kt_datapath() does for UC, and RDMA READ. */
+static void kt_rc(struct kt_ep *a, struct kt_ep *b)
+{
+	static const u32 sizes[] = { 0, 1, KT_MTU + 1, 16 * KT_MTU };
+	struct ib_qp_init_attr init;
+	struct ib_qp_attr attr;
+	bool ok;
+	int i;
+
+	ok = !ib_query_qp(a->qp, &attr, IB_QP_STATE | IB_QP_TIMEOUT |
+			  IB_QP_RETRY_CNT | IB_QP_RNR_RETRY |
+			  IB_QP_MAX_QP_RD_ATOMIC, &init) &&
+	     attr.qp_state == IB_QPS_RTS && attr.timeout == 14 &&
+	     attr.retry_cnt == 7 && attr.rnr_retry == 7 &&
+	     attr.max_rd_atomic == 4 && init.qp_type == IB_QPT_RC;
+	kt_result(ok, "ib_query_qp of a kernel RC QP: RTS, timeout, retry counts and max_rd_atomic as set");
+	for (i = 0; i < ARRAY_SIZE(sizes); i++)
+		kt_send(a, b, sizes[i], 1, false);
+	kt_send(a, b, 3 * KT_MTU + 5, KT_SGE, true);
+	kt_write(a, b, 3 * KT_MTU + 5, 100, false);
+	kt_write(a, b, 2 * KT_MTU, 8, true);
+	kt_read(a, b, 3, 5);
+	kt_read(a, b, 5 * KT_MTU + 3, 64);
 }
 
 static void kt_datapath(struct kt_ep *a, struct kt_ep *b)
@@ -809,8 +887,8 @@ static void kt_pair_rcomp(const char *what, bool softirq,
 	ok = ok && b.pd->unsafe_global_rkey && a.pd->local_dma_lkey &&
 	     !kt_init(&a) && !kt_init(&b) && !kt_connect(&a, &b) &&
 	     !kt_connect(&b, &a);
-	kt_result(ok, "%s: PDs (DMA MRs), CQs and UC QPs created and connected",
-		  what);
+	kt_result(ok, "%s: PDs (DMA MRs), CQs and %s QPs created and connected",
+		  what, kt_qpt == IB_QPT_RC ? "RC" : "UC");
 	if (ok)
 		fn(&a, &b);
 	kt_ep_close(&b);
@@ -845,6 +923,10 @@ static int __init snaa_ktest_init(void)
 	kt_pair("address handles", false, kt_ah);
 	kt_pair_rcomp("repost from the completion handler", false,
 		      kt_repost_handler, kt_repost);
+	kt_qpt = IB_QPT_RC;
+	kt_pair("RC", false, kt_rc);
+	kt_pair("RC, softirq CQs", true, kt_softirq);
+	kt_qpt = IB_QPT_UC;
 	pr_info("1..%d\n", kt_num);
 	pr_info("# %d passed, %d failed\n", kt_num - kt_failed, kt_failed);
 	return kt_failed ? -EINVAL : 0;
