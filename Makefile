@@ -3,6 +3,7 @@
 # snaa top-level build.
 #
 #   make            module (W=1) + rdma-core provider + host tests
+#                   + libnaaice, naa-server, naa-client
 #   make check      deps, build, host unit tests, VM tests on the default
 #                   kernel, on 6.12 (from bookworm-backports, installed by
 #                   the deps step; SNAA_BACKPORTS=0 skips it) and on the
@@ -33,11 +34,11 @@ KTEST_BUILD := $(PWD)/$(shell sh scripts/modbuild.sh '$(KVER)' $(KTEST_DIR))
 export SNAA_KVER := $(KVER)
 
 .PHONY: all modules provider unit selftests ktest install modules_install \
-	dkms-install check check-deps check-host check-vm check-compat \
+	naaice dkms-install check check-deps check-host check-vm check-compat \
 	check-debug demo deps \
 	style sparse clean help bench fuzz
 
-all: modules provider unit selftests ktest
+all: modules provider unit selftests ktest naaice
 
 help:
 	@awk 'NR < 3 { next } /^#/ { print; next } { exit }' Makefile
@@ -51,6 +52,10 @@ provider:
 
 unit:
 	$(MAKE) -C tests/unit
+
+# NAAICE API library and the software NAA tools (Documentation/naaice.rst).
+naaice:
+	$(MAKE) -C userspace/libnaaice
 
 selftests:
 	$(MAKE) -C selftests/snaa
@@ -76,6 +81,7 @@ modules_install:
 
 install: modules_install
 	$(MAKE) -C userspace/provider install
+	$(MAKE) -C userspace/libnaaice install
 
 dkms-install:
 	sh scripts/dkms-install.sh
@@ -123,6 +129,7 @@ clean:
 	if [ -d $(MOD_BUILD) ]; then $(MAKE) -C $(KDIR) M=$(MOD_BUILD) clean; fi
 	if [ -d $(KTEST_BUILD) ]; then $(MAKE) -C $(KDIR) M=$(KTEST_BUILD) clean; fi
 	$(MAKE) -C userspace/provider clean
+	$(MAKE) -C userspace/libnaaice clean
 	$(MAKE) -C tests/unit clean
 	$(MAKE) -C tests/fuzz clean
 	$(MAKE) -C selftests/snaa clean
