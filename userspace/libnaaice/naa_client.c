@@ -40,7 +40,10 @@ static void naa_usage(FILE *f)
 "  -a, --to IP           the NAA's address (required)\n"
 "  -p, --port N          its rdma_cm port (default %d)\n"
 "  -f, --fn CODE         function: 1/add (default), 2/sum, 3/crc32c,\n"
-"                        4/matmul, or any other code 1-255 (then the NAA's\n"
+"                        4/matmul, 5/inc (spec wire: the result region\n"
+"                        comes back with each byte + 1, as from the public\n"
+"                        library's example NAA), or any other code 1-255\n"
+"                        (then the NAA's\n"
 "                        error code is expected, nothing is checked)\n"
 "  -s, --size BYTES      bytes per input region (default 4096; K, M, G)\n"
 "                        matmul: 4*n*n for n x n 32-bit matrices\n"
@@ -226,7 +229,12 @@ int main(int argc, char **argv)
 		naa_usage(stderr);
 		return NAA_EXIT_USAGE;
 	}
-	known = fn <= NAA_FN_MATMUL;
+	known = fn <= NAA_FN_LAST;
+	if (fn == NAA_FN_INC && wire != NAAICE_WIRE_SPEC) {
+		fprintf(stderr, "naa-client: inc needs the spec wire (the "
+			"upstream wire does not send the result region)\n");
+		return NAA_EXIT_USAGE;
+	}
 	rsize = known ? naa_result_size(fn, (unsigned int)regions, (size_t)size)
 		      : 8;
 	if (!rsize) {
@@ -290,6 +298,10 @@ int main(int argc, char **argv)
 		for (long i = 0; i < regions; i++)
 			naa_fill(in[i].p, in[i].len);
 		memset(params[regions], 0xa5, rsize);
+		if (fn == NAA_FN_INC) {
+			naa_fill(want.p, rsize);
+			memcpy(params[regions], want.p, rsize);
+		}
 		if (known && naa_run(fn, in, (unsigned int)regions, &want)) {
 			fprintf(stderr, "naa-client: cannot compute %s here\n",
 				naa_fn_name(fn));

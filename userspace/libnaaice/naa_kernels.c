@@ -10,6 +10,7 @@ static const char *const naa_fn_names[] = {
 	[NAA_FN_SUM] = "sum",
 	[NAA_FN_CRC32C] = "crc32c",
 	[NAA_FN_MATMUL] = "matmul",
+	[NAA_FN_INC] = "inc",
 };
 
 const char *naa_fn_name(uint8_t fn)
@@ -48,6 +49,8 @@ static size_t naa_matmul_n(size_t bytes)
 
 size_t naa_result_size(uint8_t fn, unsigned int n_in, size_t in_size)
 {
+	if (fn == NAA_FN_INC)
+		return in_size;
 	if (!n_in)
 		return 0;
 	switch (fn) {
@@ -132,8 +135,13 @@ uint8_t naa_run(uint8_t fn, const struct naa_buf *in, unsigned int n_in,
 	uint64_t sum = 0;
 	uint32_t crc = 0;
 
-	if (fn < 1 || fn > NAA_FN_MATMUL)
+	if (fn < 1 || fn > NAA_FN_LAST)
 		return NAA_EUNKNOWN_FN;
+	if (fn == NAA_FN_INC) {
+		for (size_t i = 0; i < out->len; i++)
+			out->p[i]++;
+		return 0;
+	}
 	if (!n_in || naa_result_size(fn, n_in, in[0].len) != out->len)
 		return NAA_ESHAPE;
 	switch (fn) {

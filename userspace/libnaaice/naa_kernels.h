@@ -13,6 +13,9 @@
  *                                         inputs in order, u32 LE (4)
  *   4     matmul   2 regions, n x n u32   C = A x B mod 2^32, n x n u32
  *                  little-endian each     little-endian
+ *   5     inc      the result region as   each byte + 1, in place (what
+ *                  the client wrote it    the public library's example
+ *                  (spec wire only)       NAA does to the return region)
  */
 #ifndef NAA_KERNELS_H
 #define NAA_KERNELS_H
@@ -25,6 +28,8 @@ enum naa_fn {
 	NAA_FN_SUM = 2,
 	NAA_FN_CRC32C = 3,
 	NAA_FN_MATMUL = 4,
+	NAA_FN_INC = 5,
+	NAA_FN_LAST = NAA_FN_INC,
 };
 
 /* Calculation errors, in the specification's 0x10-0x7f range. */

@@ -134,7 +134,8 @@ static void naa_usage(FILE *f)
 "  -q, --quiet           no per-client log lines\n"
 "  -h, --help            this text\n"
 "\n"
-"Functions (the client's function code): 1 add, 2 sum, 3 crc32c, 4 matmul.\n"
+"Functions (the client's function code): 1 add, 2 sum, 3 crc32c, 4 matmul,\n"
+"5 inc (the result region as written by the client, each byte + 1).\n"
 "Return codes: 0 success, 0x10 unknown function, 0x11 inputs do not fit.\n",
 		NAAICE_DEFAULT_PORT, MAX_MRS);
 }

@@ -369,6 +369,9 @@ static void test_kernels(void)
 	       r[0] == (uint8_t)(16 * 0xff + 32) && r[1] == (16 * 0xff + 32) >> 8,
 	       "sum: u64 little-endian of all bytes");
 	result(!naa_run(NAA_FN_CRC32C, in, 1, &o4), "crc32c runs");
+	memset(c, 7, 16);
+	result(!naa_run(NAA_FN_INC, in, 0, &out) && c[0] == 8 && c[15] == 8,
+	       "inc: the result region's bytes + 1, in place");
 	result(naa_run(99, in, 2, &out) == NAA_EUNKNOWN_FN,
 	       "unknown function: 0x10");
 	result(naa_run(NAA_FN_MATMUL, in, 1, &out) == NAA_ESHAPE,
@@ -400,11 +403,11 @@ static void test_names(void)
 
 int main(void)
 {
-	printf("KTAP version 1\n1..53\n");
+	printf("KTAP version 1\n1..54\n");
 	test_codec();
 	test_client_states();
 	test_server();
 	test_kernels();
 	test_names();
-	return test_finish("test_naaice", 53);
+	return test_finish("test_naaice", 54);
 }
