@@ -403,8 +403,13 @@ int naaice_wait_until(struct naaice_communication_context *ctx,
 				n = naaice_poll_cq_once(ctx);
 				if (n >= 0 && done(ctx))
 					return 0;
-				naaice_err("the peer disconnected (state %s)",
-					   naaice_state_name(ctx->state));
+				/* between two RPCs that is how a client
+				 * says goodbye */
+				if (!ctx->is_server ||
+				    ctx->state != DATA_RECEIVING)
+					naaice_err("the peer disconnected "
+						   "(state %s)",
+						   naaice_state_name(ctx->state));
 				ctx->state = DISCONNECTED;
 				return naaice_fail(ctx,
 						   NAAICE_ERR_DISCONNECTED);
