@@ -157,6 +157,14 @@ suite() {
 	rpc "$dev no NAA on the port -> connection error" 3 -- --port 12399 \
 		--size 64 --regions 1 --timeout 5000
 
+	# The specification's one-client software NAA flow (naa-server --once).
+	server once --port 12349 --once
+	rpc "$dev single-client NAA (spec flow): matmul 16x16, 2 RPCs" 0 -- \
+		--port 12349 --fn matmul --size 1K --regions 2 --count 2
+	eval "wait \$SRV_once"
+	check_eq "$dev single-client NAA exits 0 after the client's disconnect" \
+		"$?" 0
+
 	# Several clients at once, both wires.
 	pids=
 	for i in 1 2 3 4; do

@@ -285,8 +285,9 @@ int main(int argc, char **argv)
 	}
 	if (naaice_do_mrsp(ctx)) {
 		if (ctx->last_error == NAAICE_ERR_MRSP)
-			fprintf(stderr, "naa-client: the NAA refused %ld "
-				"regions of %lld bytes: %s\n", regions + 1, size,
+			fprintf(stderr, "naa-client: the NAA refused the "
+				"memory regions (%ld inputs of %lld bytes and "
+				"a result of %zu): %s\n", regions, size, rsize,
 				naaice_mrsp_error_str(ctx->mrsp_error));
 		ret = naa_exit_for(ctx->last_error);
 		goto out;

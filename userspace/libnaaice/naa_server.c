@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "naa_kernels.h"
 #include "naa_tool.h"
@@ -114,6 +115,30 @@ out:
 	return NULL;
 }
 
+/*
+ * The specification's software NAA, one client on the listening context:
+ * setup_connection takes the first request, then MRSP and RPCs until the
+ * client disconnects.
+ */
+static int naa_serve_once(struct naaice_communication_context *ctx)
+{
+	unsigned long rpcs = 0;
+	int ok;
+
+	if (naaice_swnaa_setup_connection(ctx) || naaice_swnaa_do_mrsp(ctx)) {
+		naaice_swnaa_disconnect_and_cleanup(ctx);
+		return 1;
+	}
+	while (!naaice_swnaa_receive_data_transfer(ctx) &&
+	       !naaice_swnaa_write_data_transfer(ctx, naa_serve_rpc(ctx)))
+		rpcs++;
+	ok = ctx->last_error == NAAICE_ERR_DISCONNECTED;
+	naa_log("naa-server: the client %s after %lu RPCs\n",
+		ok ? "disconnected" : "was dropped", rpcs);
+	naaice_swnaa_disconnect_and_cleanup(ctx);
+	return ok ? 0 : 1;
+}
+
 static void naa_usage(FILE *f)
 {
 	fprintf(f,
@@ -131,6 +156,9 @@ static void naa_usage(FILE *f)
 "                        with \"too many regions\"\n"
 "  -t, --timeout MS      bound on each wait for a client inside an RPC\n"
 "                        (default 30000)\n"
+"  -1, --once            serve one client with the specification's\n"
+"                        single-client flow, then exit (0 if it ended\n"
+"                        with a normal disconnect)\n"
 "  -q, --quiet           no per-client log lines\n"
 "  -h, --help            this text\n"
 "\n"
@@ -148,6 +176,7 @@ int main(int argc, char **argv)
 		{ "mem-limit", required_argument, NULL, 'm' },
 		{ "max-regions", required_argument, NULL, 'r' },
 		{ "timeout", required_argument, NULL, 't' },
+		{ "once", no_argument, NULL, '1' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
@@ -158,9 +187,9 @@ int main(int argc, char **argv)
 	long port = NAAICE_DEFAULT_PORT, maxr = MAX_MRS, tmo = 30000;
 	struct sigaction sa = { .sa_handler = naa_on_signal };
 	char *end;
-	int o;
+	int o, once = 0;
 
-	while ((o = getopt_long(argc, argv, "p:w:m:r:t:qh", opts, NULL)) != -1) {
+	while ((o = getopt_long(argc, argv, "p:w:m:r:t:1qh", opts, NULL)) != -1) {
 		switch (o) {
 		case 'p':
 			port = strtol(optarg, &end, 10);
@@ -186,6 +215,9 @@ int main(int argc, char **argv)
 			tmo = strtol(optarg, &end, 10);
 			if (*end || tmo < 1)
 				goto bad;
+			break;
+		case '1':
+			once = 1;
 			break;
 		case 'q':
 			naa_quiet = 1;
@@ -220,6 +252,8 @@ int main(int argc, char **argv)
 	naa_log("naa-server: listening on port %ld, %s wire, %lld bytes and "
 		"%ld regions per client\n", port, naaice_wire_name(wire), mem,
 		maxr);
+	if (once)
+		return naa_serve_once(lst);
 	while (!naa_stop) {
 		struct naa_conn *c;
 		pthread_t t;
@@ -229,6 +263,7 @@ int main(int argc, char **argv)
 		if (o) {
 			if (lst->last_error == NAAICE_ERR_CANCELLED)
 				break;
+			usleep(100000);	/* no busy loop on a lasting error */
 			continue;
 		}
 		c = calloc(1, sizeof(*c));

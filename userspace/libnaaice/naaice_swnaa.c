@@ -102,7 +102,8 @@ int naaice_swnaa_accept(struct naaice_communication_context *listener,
 		rdma_destroy_id(id);
 		if (c)
 			naaice_destroy(c);
-		return 0 - !!naaice_fail(listener, NAAICE_ERR_SYSTEM);
+		naaice_fail(listener, NAAICE_ERR_SYSTEM);
+		return -1;
 	}
 	c->is_server = true;
 	c->id = id;
