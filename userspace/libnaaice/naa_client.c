@@ -29,6 +29,41 @@ enum naa_exit {
 	NAA_EXIT_SYSTEM = 7,
 };
 
+enum naa_poll { NAA_POLL_WAIT, NAA_POLL_BLOCKING, NAA_POLL_NONBLOCKING };
+
+static long long naa_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Drive the state machine with naaice_poll_cq_(non)blocking until
+ * @target, as an application with its own event loop would. */
+static int naa_poll_until(struct naaice_communication_context *ctx,
+			  enum naaice_communication_state target,
+			  enum naa_poll mode, long tmo)
+{
+	long long end = naa_now_ms() + tmo;
+
+	while (ctx->state != target) {
+		if (ctx->state == ERROR || ctx->state == DISCONNECTED)
+			return -1;
+		if (mode == NAA_POLL_BLOCKING ?
+		    naaice_poll_cq_blocking(ctx) :
+		    naaice_poll_cq_nonblocking(ctx))
+			return -1;
+		if (mode == NAA_POLL_NONBLOCKING && naa_now_ms() > end) {
+			fprintf(stderr, "naa-client: no answer within %ld ms\n",
+				tmo);
+			ctx->last_error = NAAICE_ERR_TIMEOUT;
+			return -1;
+		}
+	}
+	return 0;
+}
+
 static void naa_usage(FILE *f)
 {
 	fprintf(f,
@@ -54,6 +89,9 @@ static void naa_usage(FILE *f)
 "  -i, --internal A:S    also request an NAA-internal region of S bytes\n"
 "                        at NAA address A (repeatable)\n"
 "  -t, --timeout MS      bound on every wait for the NAA (default 30000)\n"
+"  -P, --poll MODE       how to wait: wait (default: naaice_do_mrsp and\n"
+"                        naaice_do_data_transfer), blocking or nonblocking\n"
+"                        (naaice_poll_cq_blocking / _nonblocking loops)\n"
 "  -q, --quiet           only the summary line\n"
 "  -h, --help            this text\n"
 "\n"
@@ -135,6 +173,7 @@ int main(int argc, char **argv)
 		{ "wire", required_argument, NULL, 'w' },
 		{ "internal", required_argument, NULL, 'i' },
 		{ "timeout", required_argument, NULL, 't' },
+		{ "poll", required_argument, NULL, 'P' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
@@ -153,10 +192,11 @@ int main(int argc, char **argv)
 	size_t rsize;
 	double *rtt = NULL;
 	int quiet = 0, o, ret = NAA_EXIT_OK, known;
+	enum naa_poll pmode = NAA_POLL_WAIT;
 	long done = 0;
 	char *end;
 
-	while ((o = getopt_long(argc, argv, "a:p:f:s:r:c:w:i:t:qh", opts,
+	while ((o = getopt_long(argc, argv, "a:p:f:s:r:c:w:i:t:P:qh", opts,
 				NULL)) != -1) {
 		switch (o) {
 		case 'a':
@@ -208,6 +248,16 @@ int main(int argc, char **argv)
 		case 't':
 			tmo = strtol(optarg, &end, 10);
 			if (*end || tmo < 1)
+				goto bad;
+			break;
+		case 'P':
+			if (!strcmp(optarg, "wait"))
+				pmode = NAA_POLL_WAIT;
+			else if (!strcmp(optarg, "blocking"))
+				pmode = NAA_POLL_BLOCKING;
+			else if (!strcmp(optarg, "nonblocking"))
+				pmode = NAA_POLL_NONBLOCKING;
+			else
 				goto bad;
 			break;
 		case 'q':
@@ -283,7 +333,9 @@ int main(int argc, char **argv)
 		ret = NAA_EXIT_SYSTEM;
 		goto out;
 	}
-	if (naaice_do_mrsp(ctx)) {
+	if (pmode == NAA_POLL_WAIT ? naaice_do_mrsp(ctx) :
+	    naaice_init_mrsp(ctx) ||
+	    naa_poll_until(ctx, MRSP_DONE, pmode, tmo)) {
 		if (ctx->last_error == NAAICE_ERR_MRSP)
 			fprintf(stderr, "naa-client: the NAA refused the "
 				"memory regions (%ld inputs of %lld bytes and "
@@ -310,7 +362,9 @@ int main(int argc, char **argv)
 			break;
 		}
 		clock_gettime(CLOCK_MONOTONIC, &t0);
-		if (naaice_do_data_transfer(ctx)) {
+		if (pmode == NAA_POLL_WAIT ? naaice_do_data_transfer(ctx) :
+		    naaice_init_data_transfer(ctx) ||
+		    naa_poll_until(ctx, FINISHED, pmode, tmo)) {
 			clock_gettime(CLOCK_MONOTONIC, &t1);
 			rtt[done] = naa_ms(&t0, &t1);
 			if (ctx->last_error == NAAICE_ERR_REMOTE) {
