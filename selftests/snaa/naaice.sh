@@ -152,6 +152,10 @@ suite() {
 			"invalid address" -- --port $p --wire $w --size 64 \
 			--regions 1 --internal 0x100000000000:4K
 	done
+	rpc "$dev spec add over IPv6" 0 -- --to 2001:2::2 --port 12345 \
+		--size 4K --regions 2 --count 2
+	rpc "$dev upstream crc32c over IPv6" 0 -- --to 2001:2::2 --port 12346 \
+		--wire upstream --fn crc32c --size 4K --regions 2 --count 2
 	rpc "$dev spec add 64 MiB" 0 -- --port 12345 --fn add --size 64M \
 		--regions 1 --timeout 120000
 	rpc "$dev not enough NAA memory -> MRSP error" 4 "not enough memory" \

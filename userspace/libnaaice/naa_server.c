@@ -278,6 +278,10 @@ int main(int argc, char **argv)
 			inet_ntop(AF_INET,
 				  &((struct sockaddr_in *)sa_peer)->sin_addr,
 				  c->peer, sizeof(c->peer));
+		else if (sa_peer && sa_peer->sa_family == AF_INET6)
+			inet_ntop(AF_INET6,
+				  &((struct sockaddr_in6 *)sa_peer)->sin6_addr,
+				  c->peer, sizeof(c->peer));
 		pthread_mutex_lock(&naa_lock);
 		naa_active++;
 		pthread_mutex_unlock(&naa_lock);

@@ -29,7 +29,8 @@ int naaice_init_communication_context(
 	uint8_t fncode, const char *remote_ip, uint16_t port)
 {
 	struct naaice_communication_context *ctx;
-	struct addrinfo hints = { .ai_family = AF_INET, .ai_socktype = SOCK_STREAM };
+	struct addrinfo hints = { .ai_family = AF_UNSPEC,
+				  .ai_socktype = SOCK_STREAM };
 	struct addrinfo *ai;
 	char port_str[8];
 	int rc;

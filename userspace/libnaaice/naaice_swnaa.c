@@ -45,6 +45,13 @@ int naaice_swnaa_init_communication_context(
 		.sin_port = htons(port),
 		.sin_addr.s_addr = htonl(INADDR_ANY),
 	};
+	/* IPv6 any, IPv4 too (not AF-only); IPv4 any if there is no IPv6 */
+	struct sockaddr_in6 sin6 = {
+		.sin6_family = AF_INET6,
+		.sin6_port = htons(port),
+		.sin6_addr = IN6ADDR_ANY_INIT,
+	};
+	int afonly = 0;
 
 	*comm_ctx = NULL;
 	if (!ctx) {
@@ -58,7 +65,10 @@ int naaice_swnaa_init_communication_context(
 		naaice_err("cannot create an rdma_cm id: %s", strerror(errno));
 		goto fail;
 	}
-	if (rdma_bind_addr(ctx->id, (struct sockaddr *)&sin)) {
+	if ((rdma_set_option(ctx->id, RDMA_OPTION_ID, RDMA_OPTION_ID_AFONLY,
+			     &afonly, sizeof(afonly)) ||
+	     rdma_bind_addr(ctx->id, (struct sockaddr *)&sin6)) &&
+	    rdma_bind_addr(ctx->id, (struct sockaddr *)&sin)) {
 		naaice_err("cannot bind port %u: %s", port, strerror(errno));
 		goto fail;
 	}
