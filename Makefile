@@ -10,6 +10,8 @@
 #                   debug kernel (KASAN, lockdep, kmemleak: built once per
 #                   machine); ends "N passed, N failed"
 #   make demo       deps, build, boot the VM, show an snaa device
+#   make demo-naaice  build, boot the VM, naa-server + naa-client RPCs on
+#                   snaa (on rdma_rxe while snaa has no RC)
 #   make install    module + provider (honours DESTDIR)
 #   make deps       install the build/test dependencies with apt-get
 #   make bench      snaa vs rdma_rxe in one VM boot, ratio table (bench/results/)
@@ -35,7 +37,7 @@ export SNAA_KVER := $(KVER)
 
 .PHONY: all modules provider unit selftests ktest install modules_install \
 	naaice dkms-install check check-deps check-host check-vm check-compat \
-	check-debug demo deps \
+	check-debug demo demo-naaice deps \
 	style sparse clean help bench fuzz
 
 all: modules provider unit selftests ktest naaice
@@ -124,6 +126,9 @@ fuzz:
 demo: deps
 	$(MAKE) all
 	selftests/vm/run -- sh scripts/demo.sh
+
+demo-naaice: all
+	selftests/vm/run -- sh scripts/naaice-demo.sh
 
 clean:
 	if [ -d $(MOD_BUILD) ]; then $(MAKE) -C $(KDIR) M=$(MOD_BUILD) clean; fi
