@@ -38,9 +38,11 @@ rc=0
 	# setup_snaa skips (exits 4) without snaa: rxe then
 	setup_snaa
 	ip netns exec snaa-b "$naa/naa-server" --once >/dev/null 2>&1 &
+	probe=$!
 	sleep 2
 	if ! ip netns exec snaa-a "$naa/naa-client" --to 198.18.0.2 -q \
 		--size 64 --regions 1 --timeout 10000 >/dev/null 2>&1; then
+		kill "$probe"
 		cleanup_snaa
 		exit 4
 	fi

@@ -395,6 +395,7 @@ int naaice_wait_until(struct naaice_communication_context *ctx,
 		if (n)
 			continue;
 		while (!rdma_get_cm_event(ctx->ev_channel, &ev)) {
+			enum naaice_communication_state was = ctx->state;
 			int r = naaice_handle_cm_async(ctx, ev);
 
 			rdma_ack_cm_event(ev);
@@ -405,11 +406,10 @@ int naaice_wait_until(struct naaice_communication_context *ctx,
 					return 0;
 				/* between two RPCs that is how a client
 				 * says goodbye */
-				if (!ctx->is_server ||
-				    ctx->state != DATA_RECEIVING)
+				if (!ctx->is_server || was != DATA_RECEIVING)
 					naaice_err("the peer disconnected "
 						   "(state %s)",
-						   naaice_state_name(ctx->state));
+						   naaice_state_name(was));
 				ctx->state = DISCONNECTED;
 				return naaice_fail(ctx,
 						   NAAICE_ERR_DISCONNECTED);
