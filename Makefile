@@ -15,6 +15,8 @@
 #   make install    module + provider (honours DESTDIR)
 #   make deps       install the build/test dependencies with apt-get
 #   make bench      snaa vs rdma_rxe in one VM boot, ratio table (bench/results/)
+#   make bench-naaice  NAAICE RPC round trip (1 B - 1 KiB) and throughput
+#                   (4 - 512 MiB), rdma_rxe and snaa in one VM boot
 #   make fuzz       libFuzzer on the wire-format code, FUZZ_SECONDS (60) per
 #                   target (tests/fuzz/; make check runs a short fixed run)
 #
@@ -38,7 +40,7 @@ export SNAA_KVER := $(KVER)
 .PHONY: all modules provider unit selftests ktest install modules_install \
 	naaice dkms-install check check-deps check-host check-vm check-compat \
 	check-debug demo demo-naaice deps \
-	style sparse clean help bench fuzz
+	style sparse clean help bench bench-naaice fuzz
 
 all: modules provider unit selftests ktest naaice
 
@@ -117,6 +119,9 @@ check-debug: all
 # UDP ceiling if the snaa build fails).
 bench:
 	bench/bench.sh
+
+bench-naaice: all
+	selftests/vm/run --mem 3072 --timeout 3000 -- sh bench/naaice.sh
 
 # Longer runs than make check's: FUZZ_SECONDS per target, the corpus kept
 # in build/fuzz/corpus/, crash reproducers in build/fuzz/crashes/.
