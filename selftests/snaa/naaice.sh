@@ -82,7 +82,15 @@ server() {
 	spawn "$NS_SRV" "$LOG/srv-$name" "$NAA_SERVER" "$@"
 	eval "SRV_$name=\$SPAWNED"
 	SERVERS="$SERVERS $SPAWNED"
-	sleep 1
+	# listening once it says so (TCG can be slow to get there)
+	wait_for 20 grep -q "listening on port" "$LOG/srv-$name" ||
+		echo "# naa-server $name did not start: $(cat "$LOG/srv-$name")"
+}
+
+# gone PID: the process has exited
+# shellcheck disable=SC2317 # called through wait_for
+gone() {
+	! kill -0 "$1" 2>/dev/null
 }
 
 stop_servers() {
@@ -175,9 +183,17 @@ suite() {
 	server once --port 12349 --once
 	rpc "$dev single-client NAA (spec flow): matmul 16x16, 2 RPCs" 0 -- \
 		--port 12349 --fn matmul --size 1K --regions 2 --count 2
-	eval "wait \$SRV_once"
-	check_eq "$dev single-client NAA exits 0 after the client's disconnect" \
-		"$?" 0
+	# shellcheck disable=SC2154 # set by server() through eval
+	op=$SRV_once
+	if wait_for 30 gone "$op"; then
+		wait "$op"
+		check_eq "$dev single-client NAA exits 0 after the client's disconnect" \
+			"$?" 0
+	else
+		kill "$op"
+		ktap_fail "$dev single-client NAA exits after the client's disconnect" \
+			"still running 30 s later" "$(cat "$LOG/srv-once")"
+	fi
 
 	# Several clients at once, both wires.
 	pids=
