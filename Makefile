@@ -3,15 +3,20 @@
 # snaa top-level build.
 #
 #   make            module (W=1) + rdma-core provider + host tests
+#                   + libnaaice, naa-server, naa-client
 #   make check      deps, build, host unit tests, VM tests on the default
 #                   kernel, on 6.12 (from bookworm-backports, installed by
 #                   the deps step; SNAA_BACKPORTS=0 skips it) and on the
 #                   debug kernel (KASAN, lockdep, kmemleak: built once per
 #                   machine); ends "N passed, N failed"
 #   make demo       deps, build, boot the VM, show an snaa device
+#   make demo-naaice  build, boot the VM, naa-server + naa-client RPCs on
+#                   snaa (on rdma_rxe while snaa has no RC)
 #   make install    module + provider (honours DESTDIR)
 #   make deps       install the build/test dependencies with apt-get
 #   make bench      snaa vs rdma_rxe in one VM boot, ratio table (bench/results/)
+#   make bench-naaice  NAAICE RPC round trip (1 B - 1 KiB) and throughput
+#                   (4 - 512 MiB), rdma_rxe and snaa in one VM boot
 #   make fuzz       libFuzzer on the wire-format code, FUZZ_SECONDS (60) per
 #                   target (tests/fuzz/; make check runs a short fixed run)
 #
@@ -33,11 +38,11 @@ KTEST_BUILD := $(PWD)/$(shell sh scripts/modbuild.sh '$(KVER)' $(KTEST_DIR))
 export SNAA_KVER := $(KVER)
 
 .PHONY: all modules provider unit selftests ktest install modules_install \
-	dkms-install check check-deps check-host check-vm check-compat \
-	check-debug demo deps \
-	style sparse clean help bench fuzz
+	naaice dkms-install check check-deps check-host check-vm check-compat \
+	check-debug demo demo-naaice deps \
+	style sparse clean help bench bench-naaice fuzz
 
-all: modules provider unit selftests ktest
+all: modules provider unit selftests ktest naaice
 
 help:
 	@awk 'NR < 3 { next } /^#/ { print; next } { exit }' Makefile
@@ -51,6 +56,10 @@ provider:
 
 unit:
 	$(MAKE) -C tests/unit
+
+# NAAICE API library and the software NAA tools (Documentation/naaice.rst).
+naaice:
+	$(MAKE) -C userspace/libnaaice
 
 selftests:
 	$(MAKE) -C selftests/snaa
@@ -76,6 +85,7 @@ modules_install:
 
 install: modules_install
 	$(MAKE) -C userspace/provider install
+	$(MAKE) -C userspace/libnaaice install
 
 dkms-install:
 	sh scripts/dkms-install.sh
@@ -110,6 +120,9 @@ check-debug: all
 bench:
 	bench/bench.sh
 
+bench-naaice: all
+	selftests/vm/run --mem 3072 --timeout 3000 -- sh bench/naaice.sh
+
 # Longer runs than make check's: FUZZ_SECONDS per target, the corpus kept
 # in build/fuzz/corpus/, crash reproducers in build/fuzz/crashes/.
 fuzz:
@@ -119,10 +132,14 @@ demo: deps
 	$(MAKE) all
 	selftests/vm/run -- sh scripts/demo.sh
 
+demo-naaice: all
+	selftests/vm/run -- sh scripts/naaice-demo.sh
+
 clean:
 	if [ -d $(MOD_BUILD) ]; then $(MAKE) -C $(KDIR) M=$(MOD_BUILD) clean; fi
 	if [ -d $(KTEST_BUILD) ]; then $(MAKE) -C $(KDIR) M=$(KTEST_BUILD) clean; fi
 	$(MAKE) -C userspace/provider clean
+	$(MAKE) -C userspace/libnaaice clean
 	$(MAKE) -C tests/unit clean
 	$(MAKE) -C tests/fuzz clean
 	$(MAKE) -C selftests/snaa clean

@@ -6,7 +6,8 @@
 #   scripts/check.sh [host|kbuild|vm|compat|debug|all]   (default: all)
 #
 #   host    unit tests, fuzz targets (regression inputs, then a fixed
-#           number of runs from a fixed seed) and provider tests on the host
+#           number of runs from a fixed seed), provider and libnaaice tests
+#           on the host
 #   kbuild  W=1 + sparse build of snaa.ko for the default kernel and for
 #           every compat kernel (scripts/kbuild-check.sh)
 #   vm      the VM runner's self-test and every VM test on the default
@@ -93,6 +94,7 @@ if [ "$what" = host ] || [ "$what" = all ]; then
 	suite unit make -s -C tests/unit check
 	suite fuzz make -s -C tests/fuzz check
 	suite provider make -s -C userspace/provider check
+	suite naaice make -s -C userspace/libnaaice check
 fi
 
 if [ "$what" = kbuild ] || [ "$what" = all ]; then
