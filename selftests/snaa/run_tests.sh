@@ -13,7 +13,9 @@ tests=${*:-$(sed -n 's/^TEST_PROGS *:= *//p' Makefile)}
 rc=0
 for t in $tests; do
 	echo "# ==== $t"
+	t0=$(date +%s)
 	sh "./$t" || rc=1
+	echo "# ==== $t: $(($(date +%s) - t0))s"
 	# Leave nothing behind for the next test.
 	ip -all netns delete 2>/dev/null
 	for l in $(ip -o link show type veth 2>/dev/null |
