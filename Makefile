@@ -9,7 +9,8 @@
 #                   the deps step; SNAA_BACKPORTS=0 skips it) and on the
 #                   debug kernel (KASAN, lockdep, kmemleak: built once per
 #                   machine); ends "N passed, N failed"
-#   make demo       deps, build, boot the VM, show an snaa device
+#   make demo       deps, build, boot the VM, show snaa devices, ib_write_bw
+#                   and rping between them
 #   make demo-naaice  build, boot the VM, naa-server + naa-client RPCs on
 #                   snaa (on rdma_rxe while snaa has no RC)
 #   make install    module + provider (honours DESTDIR)
