@@ -10,12 +10,13 @@
 #                   debug kernel (KASAN, lockdep, kmemleak: built once per
 #                   machine); ends "N passed, N failed"
 #   make demo       deps, build, boot the VM, show snaa devices, ib_write_bw
-#                   and rping between them
+#                   and rping between them, then the NAAICE demo
 #   make demo-naaice  build, boot the VM, naa-server + naa-client RPCs on
-#                   snaa (on rdma_rxe while snaa has no RC)
+#                   snaa (on rdma_rxe if snaa cannot do RC)
 #   make install    module + provider (honours DESTDIR)
 #   make deps       install the build/test dependencies with apt-get
-#   make bench      snaa vs rdma_rxe in one VM boot, ratio table (bench/results/)
+#   make bench      snaa vs rdma_rxe in one VM boot, ratio table (bench/results/),
+#                   then make bench-naaice
 #   make bench-naaice  NAAICE RPC round trip (1 B - 1 KiB) and throughput
 #                   (4 - 512 MiB), rdma_rxe and snaa in one VM boot
 #   make fuzz       libFuzzer on the wire-format code, FUZZ_SECONDS (60) per
@@ -119,7 +120,7 @@ check-debug: all
 # bench.sh builds what it measures itself (and still measures rxe and the
 # UDP ceiling if the snaa build fails).
 bench:
-	bench/bench.sh
+	bench/bench.sh; rc=$$?; $(MAKE) bench-naaice && exit $$rc
 
 bench-naaice: all
 	selftests/vm/run --mem 3072 --timeout 3000 -- sh bench/naaice.sh
@@ -131,7 +132,7 @@ fuzz:
 
 demo: deps
 	$(MAKE) all
-	selftests/vm/run -- sh scripts/demo.sh
+	selftests/vm/run -- sh -c 'sh scripts/demo.sh && sh scripts/naaice-demo.sh'
 
 demo-naaice: all
 	selftests/vm/run -- sh scripts/naaice-demo.sh

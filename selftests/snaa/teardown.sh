@@ -44,7 +44,9 @@ UC_TEST_SOURCED=1
 # shellcheck source=uc_test.sh
 . "$UC_HERE/uc_test.sh"
 
-TD_REPEAT=3
+# SNAA_TEARDOWN_REPEAT: the default of --repeat (make check's debug run
+# sets 1: KASAN makes each round slow)
+TD_REPEAT=${SNAA_TEARDOWN_REPEAT:-3}
 case ${1:-} in
 --repeat) TD_REPEAT=$2 ;;
 -h|--help) sed -n '3,/^set -u/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
