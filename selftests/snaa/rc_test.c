@@ -644,9 +644,26 @@ static void error_case(const char *name, int b_access, enum ibv_wr_opcode op,
 		want = IBV_WC_REM_OP_ERR;
 		b_want = IBV_WC_LOC_QP_OP_ERR;
 	}
-	ok = ok && expect_wc("A's WR", a.scq, 0xa1, want, -1, -1, NULL) &&
-	     expect_wc("A's WR behind it", a.scq, 0xa2, IBV_WC_WR_FLUSH_ERR,
-		       -1, -1, NULL);
+	if (ok && a_is_rxe && want == IBV_WC_LOC_QP_OP_ERR) {
+		/* rdma_rxe of 6.12 flushes that WR itself */
+		struct ibv_wc wc;
+
+		ok = vu_poll_cq(a.scq, &wc, 1, vu_now() + opt.timeout) == 1 &&
+		     wc.wr_id == 0xa1 && (wc.status == want ||
+					  wc.status == IBV_WC_WR_FLUSH_ERR);
+		if (!ok)
+			vu_diag("A's WR: no completion 0xa1 with %s or %s",
+				ibv_wc_status_str(want),
+				ibv_wc_status_str(IBV_WC_WR_FLUSH_ERR));
+		else if (wc.status != want)
+			printf("# info: %s completes the WR with the bad lkey "
+			       "as flushed\n", opt.a.name);
+	} else {
+		ok = ok && expect_wc("A's WR", a.scq, 0xa1, want, -1, -1,
+				     NULL);
+	}
+	ok = ok && expect_wc("A's WR behind it", a.scq, 0xa2,
+			     IBV_WC_WR_FLUSH_ERR, -1, -1, NULL);
 	if (b_recv_len16 || b_recv_badkey)
 		ok = ok && expect_wc("B's receive WR", b.rcq, 0xb1, b_want, -1,
 				     -1, NULL);
@@ -860,6 +877,18 @@ static void case_rd_atomic(void)
 
 	vu_rc.max_rd_atomic = 4;
 	vu_rc.max_dest_rd_atomic = 1;
+	if (a_is_rxe) {
+		/*
+		 * A requester that breaks the limit it agreed to: what
+		 * rdma_rxe then does (it asks again early, and its 6.12
+		 * version waits on) is not snaa's to test; snaa's own
+		 * requester does it in the runs with A an snaa device.
+		 */
+		vu_report(true, "rd_atomic: 4 READs towards a responder with "
+			  "max_dest_rd_atomic 1 # SKIP rdma_rxe as the "
+			  "requester breaking the limit");
+		goto out;
+	}
 	if (!pair_open(&a, &b, ACCESS)) {
 		vu_report(false, "rd_atomic: setup");
 		goto out;
@@ -899,15 +928,6 @@ static void case_rd_atomic(void)
 		/* rdma_rxe keeps as many READs as come, whatever it agreed */
 		printf("# info: %s does not enforce max_dest_rd_atomic: all 4 "
 		       "READs succeeded\n", opt.b.name);
-	} else if (ok && a_is_rxe && good == 4) {
-		/*
-		 * snaa's responder takes the slot of a READ it is answering
-		 * again (a duplicate) for a new one: a requester only sends
-		 * a new READ when it waits for no more than its limit.
-		 * rdma_rxe asks again early, so the violation can go unseen.
-		 */
-		printf("# info: %s sent READs again before the next ones: "
-		       "all 4 READs succeeded\n", opt.a.name);
 	} else if (ok && (errs != 1 || good < 1 || good + flushed != 3)) {
 		vu_diag("%d succeeded, %d IBV_WC_REM_INV_REQ_ERR, %d flushed",
 			good, errs, flushed);
