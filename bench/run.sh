@@ -12,6 +12,11 @@
 #   UC WRITE bandwidth, 64 KiB messages   ib_write_bw  -c UC -s 65536
 #   UC WRITE latency, 64 B (median)       ib_write_lat -c UC -s 64
 #   UC SEND message rate, 64 B            ib_send_bw   -c UC -s 64
+#   RC WRITE bandwidth, 64 KiB messages   ib_write_bw  -c RC -s 65536
+#   RC READ bandwidth, 64 KiB messages    ib_read_bw   -c RC -s 65536
+#   RC SEND latency, 64 B                 ib_send_lat  -c RC -s 64
+#   RC fetch & add rate                   ib_atomic_bw -c RC -A FETCH_AND_ADD
+#   UD SEND message rate, 64 B            ib_send_bw   -c UD -s 64
 # and the UDP path limit over a veth pair between two namespaces
 # (bench/udpblast.c, MTU-sized and 64 B datagrams): the ceiling for any
 # soft-RoCE in this VM.
@@ -44,8 +49,11 @@
 #
 # Settings (environment; selftests/vm/run passes SNAA_* into the VM):
 #   SNAA_BENCH_DEVS         devices to measure (default "rxe snaa")
-#   SNAA_BENCH_TESTS        perftest benchmarks: wbw (WRITE bw), wlat
-#                           (WRITE latency), srate (SEND rate); default all
+#   SNAA_BENCH_TESTS        perftest benchmarks: wbw (UC WRITE bw), wlat
+#                           (UC WRITE latency), srate (UC SEND rate), rwbw
+#                           (RC WRITE bw), rrbw (RC READ bw), rslat (RC
+#                           SEND latency), atomic (RC fetch & add rate),
+#                           udrate (UD SEND rate); default all
 #   SNAA_BENCH_REPS         perftest runs per figure, the median is
 #                           reported (3; the host may be shared)
 #   SNAA_BENCH_TIMEOUT      seconds per perftest process (60)
@@ -90,7 +98,7 @@ SNAA_TOP=$BENCH_TOP
 . "$BENCH_TOP/selftests/snaa/lib.sh"
 
 DEVS=${SNAA_BENCH_DEVS:-rxe snaa}
-TESTS=${SNAA_BENCH_TESTS:-wbw wlat srate}
+TESTS=${SNAA_BENCH_TESTS:-wbw wlat srate rwbw rrbw rslat atomic udrate}
 REPS=${SNAA_BENCH_REPS:-3}
 PERF_TIMEOUT=${SNAA_BENCH_TIMEOUT:-60}
 BW_ITERS=${SNAA_BENCH_BW_ITERS:-2000}
@@ -299,7 +307,7 @@ perftest_once() {
 	: >"$cli"
 	rm -f "$TMP/fig"
 	# shellcheck disable=SC2086 # PERFTEST_ARGS is a list
-	set -- -d "$DEV_NAME" -x "$GID" -c UC -F -s "$size" -n "$iters" \
+	set -- -d "$DEV_NAME" -x "$GID" -F -s "$size" -n "$iters" \
 		-p "$port" "$@" $PERFTEST_ARGS
 	start=$(now)
 
@@ -385,11 +393,21 @@ select_dev() {
 bench_args() {
 	case $1 in
 	wbw)	TITLE="UC WRITE bw ${BW_SIZE}B"
-		ARGS="ib_write_bw $BW_SIZE $BW_ITERS client 4 --report_gbits" ;;
+		ARGS="ib_write_bw $BW_SIZE $BW_ITERS client 4 -c UC --report_gbits" ;;
 	wlat)	TITLE="UC WRITE lat ${LAT_SIZE}B"
-		ARGS="ib_write_lat $LAT_SIZE $LAT_ITERS client 5" ;;
+		ARGS="ib_write_lat $LAT_SIZE $LAT_ITERS client 5 -c UC" ;;
 	srate)	TITLE="UC SEND rate ${RATE_SIZE}B"
-		ARGS="ib_send_bw $RATE_SIZE $RATE_ITERS server 5" ;;
+		ARGS="ib_send_bw $RATE_SIZE $RATE_ITERS server 5 -c UC" ;;
+	rwbw)	TITLE="RC WRITE bw ${BW_SIZE}B"
+		ARGS="ib_write_bw $BW_SIZE $BW_ITERS client 4 -c RC --report_gbits" ;;
+	rrbw)	TITLE="RC READ bw ${BW_SIZE}B"
+		ARGS="ib_read_bw $BW_SIZE $BW_ITERS client 4 -c RC --report_gbits" ;;
+	rslat)	TITLE="RC SEND lat ${LAT_SIZE}B"
+		ARGS="ib_send_lat $LAT_SIZE $LAT_ITERS client 5 -c RC" ;;
+	atomic)	TITLE="RC fetch & add rate"
+		ARGS="ib_atomic_bw 8 $RATE_ITERS client 5 -c RC -A FETCH_AND_ADD" ;;
+	udrate)	TITLE="UD SEND rate ${RATE_SIZE}B"
+		ARGS="ib_send_bw $RATE_SIZE $RATE_ITERS server 5 -c UD" ;;
 	esac
 }
 
@@ -469,8 +487,8 @@ bench_rdma() {
 	done
 	for key in $TESTS; do
 		case $key in
-		wbw|wlat|srate) ;;
-		*) log "unknown benchmark '$key' (wbw, wlat, srate)"
+		wbw|wlat|srate|rwbw|rrbw|rslat|atomic|udrate) ;;
+		*) log "unknown benchmark '$key' (wbw, wlat, srate, rwbw, rrbw, rslat, atomic, udrate)"
 		   failures=$((failures + 1))
 		   continue ;;
 		esac
@@ -630,6 +648,11 @@ table() {
 	row "UC WRITE bw 64KiB (Gbit/s)" wbw "%.2f" ">= 3"
 	row "UC WRITE lat 64B (usec)" wlat "%.2f" "<= 0.5"
 	row "UC SEND rate 64B (Mpps)" srate "%.3f" ">= 3"
+	row "RC WRITE bw 64KiB (Gbit/s)" rwbw "%.2f" ""
+	row "RC READ bw 64KiB (Gbit/s)" rrbw "%.2f" ""
+	row "RC SEND lat 64B (usec)" rslat "%.2f" ""
+	row "RC fetch & add (Mpps)" atomic "%.3f" ""
+	row "UD SEND rate 64B (Mpps)" udrate "%.3f" ""
 	for s in $UDP_SIZES; do
 		c=$(get_cell udp "s$s")
 		if [ "$c" = FAILED ]; then
@@ -651,7 +674,7 @@ main() {
 		exit 2
 	fi
 	[ "$(id -u)" = 0 ] || { echo "$0: must run as root" >&2; exit 2; }
-	for t in ib_write_bw ib_write_lat ib_send_bw ibv_devinfo rdma ip ss timeout awk; do
+	for t in ib_write_bw ib_write_lat ib_send_bw ib_send_lat ib_read_bw ib_atomic_bw ibv_devinfo rdma ip ss timeout awk; do
 		command -v "$t" >/dev/null 2>&1 || { echo "$0: $t not installed" >&2; exit 2; }
 	done
 	case $REPS in ''|*[!0-9]*|0) echo "$0: bad SNAA_BENCH_REPS" >&2; exit 2 ;; esac
