@@ -329,7 +329,7 @@ snaa_part() {
 		echo "$ktap_n $ktap_failed" >"$LOG/counts"
 	else
 		printf '%s\n' "$probe" | sed 's/^/# probe: /'
-		echo "$ktap_n $ktap_failed probe RPC on snaa failed (exit $prc): no RC or rdma_cm on snaa yet?" \
+		echo "$ktap_n $ktap_failed FAIL probe RPC on snaa failed (exit $prc): snaa's RC or rdma_cm is broken" \
 			>"$LOG/counts"
 	fi
 	cleanup_snaa
@@ -345,10 +345,14 @@ snaa_part() {
 if read -r n f why <"$LOG/counts"; then
 	ktap_n=$n
 	ktap_failed=$f
-	if [ -n "$why" ]; then
+	case $why in
+	"") ;;
+	FAIL\ *) ktap_fail "snaa NAAICE RPCs" "${why#FAIL }" ;;
+	*)
 		ktap_n=$((ktap_n + 1))
 		echo "ok $ktap_n - snaa NAAICE RPCs # SKIP $why"
-	fi
+		;;
+	esac
 else
 	ktap_fail "snaa part ended without a result"
 fi
