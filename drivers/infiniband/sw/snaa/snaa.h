@@ -609,6 +609,9 @@ int snaa_mr_check(struct snaa_mr *mr, struct ib_pd *pd, u64 va, u64 len,
 		  int access);
 void snaa_mr_read(struct snaa_mr *mr, u64 va, void *buf, u32 len);
 int snaa_mr_write(struct snaa_mr *mr, u64 va, const void *buf, u32 len);
+int snaa_sge_scatter(struct snaa_qp *qp, const struct snaa_sge *sge,
+		     u32 num_sge, u64 pos, const struct sk_buff *skb, u32 off,
+		     const void *buf, u32 len);
 int snaa_mr_write_skb(struct snaa_mr *mr, u64 va, const struct sk_buff *skb,
 		      u32 off, u32 len);
 bool snaa_mr_atomic_aligned(struct snaa_mr *mr, u64 va);

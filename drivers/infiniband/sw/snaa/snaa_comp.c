@@ -268,40 +268,8 @@ static int snaa_comp_place(struct snaa_qp *qp, struct snaa_swqe *w, u64 pos,
 			   const struct sk_buff *skb, u32 off, const void *buf,
 			   u32 len)
 {
-	struct snaa_sge *sge = snaa_swqe_sge(w);
-	struct snaa_mr *mr;
-	u64 base = 0;
-	u32 i, chunk;
-	int err;
-
-	for (i = 0; i < w->wqe.num_sge && len; i++) {
-		if (pos >= base + sge[i].length) {
-			base += sge[i].length;
-			continue;
-		}
-		chunk = min_t(u64, len, base + sge[i].length - pos);
-		mr = snaa_mr_get(qp->sdev, sge[i].lkey);
-		if (!mr)
-			return -EACCES;
-		err = snaa_mr_check(mr, qp->ibqp.pd, sge[i].addr + (pos - base),
-				    chunk, IB_ACCESS_LOCAL_WRITE);
-		if (!err)
-			err = buf ? snaa_mr_write(mr, sge[i].addr + (pos - base),
-						  buf, chunk) :
-				    snaa_mr_write_skb(mr, sge[i].addr +
-						      (pos - base), skb, off,
-						      chunk);
-		snaa_mr_put(mr);
-		if (err)
-			return err;
-		if (buf)
-			buf += chunk;
-		off += chunk;
-		pos += chunk;
-		len -= chunk;
-		base += sge[i].length;
-	}
-	return len ? -EMSGSIZE : 0;
+	return snaa_sge_scatter(qp, snaa_swqe_sge(w), w->wqe.num_sge, pos, skb,
+				off, buf, len);
 }
 
 static enum snaa_counter snaa_comp_read_resp(struct snaa_qp *qp,

@@ -336,6 +336,62 @@ u64 snaa_mr_atomic(struct snaa_mr *mr, u64 va, bool cmp_swap, u64 compare_add,
 	return orig;
 }
 
+/**
+ * snaa_sge_scatter() - write @len bytes into a list of local SGEs
+ * @qp: the QP whose PD the SGEs' MRs must belong to
+ * @sge: the SGEs
+ * @num_sge: how many
+ * @pos: byte offset into the SGE list where the bytes go
+ * @skb: the source, at @off, unless @buf is given
+ * @off: offset in @skb
+ * @buf: the source, or NULL
+ * @len: bytes to write
+ *
+ * Each SGE's MR is looked up and checked for LOCAL_WRITE before it is
+ * written.
+ *
+ * Return: 0, -EMSGSIZE if the SGEs end before @len bytes, or the
+ * error of a bad SGE (-EACCES, -EPERM, -ERANGE).
+ */
+int snaa_sge_scatter(struct snaa_qp *qp, const struct snaa_sge *sge,
+		     u32 num_sge, u64 pos, const struct sk_buff *skb, u32 off,
+		     const void *buf, u32 len)
+{
+	struct snaa_mr *mr;
+	u64 base = 0;
+	u32 i, chunk;
+	int err;
+
+	for (i = 0; i < num_sge && len; i++) {
+		if (pos >= base + sge[i].length) {
+			base += sge[i].length;
+			continue;
+		}
+		chunk = min_t(u64, len, base + sge[i].length - pos);
+		mr = snaa_mr_get(qp->sdev, sge[i].lkey);
+		if (!mr)
+			return -EACCES;
+		err = snaa_mr_check(mr, qp->ibqp.pd, sge[i].addr + (pos - base),
+				    chunk, IB_ACCESS_LOCAL_WRITE);
+		if (!err)
+			err = buf ? snaa_mr_write(mr, sge[i].addr + (pos - base),
+						  buf, chunk) :
+				    snaa_mr_write_skb(mr, sge[i].addr +
+						      (pos - base), skb, off,
+						      chunk);
+		snaa_mr_put(mr);
+		if (err)
+			return err;
+		if (buf)
+			buf += chunk;
+		off += chunk;
+		pos += chunk;
+		len -= chunk;
+		base += sge[i].length;
+	}
+	return len ? -EMSGSIZE : 0;
+}
+
 /* Copy @len bytes at @off of @skb to @va of a checked MR. */
 int snaa_mr_write_skb(struct snaa_mr *mr, u64 va, const struct sk_buff *skb,
 		      u32 off, u32 len)

@@ -155,44 +155,15 @@ static int snaa_rq_scatter(struct snaa_qp *qp, const struct sk_buff *skb,
 			   u32 off, const void *buf, u32 len)
 {
 	struct snaa_recv_state *r = &qp->recv;
-	u64 pos = r->recvd, base = 0;
-	struct snaa_sge *sge;
-	struct snaa_mr *mr;
-	u32 i, chunk;
 	int err;
 
-	if (pos + len > r->wqe_len)
+	if (r->recvd + len > r->wqe_len)
 		return -EMSGSIZE;
-	for (i = 0; i < r->wqe.num_sge && len; i++) {
-		sge = &r->sge[i];
-		if (pos >= base + sge->length) {
-			base += sge->length;
-			continue;
-		}
-		chunk = min_t(u64, len, base + sge->length - pos);
-		mr = snaa_mr_get(qp->sdev, sge->lkey);
-		if (!mr)
-			return -EACCES;
-		err = snaa_mr_check(mr, qp->ibqp.pd, sge->addr + (pos - base),
-				    chunk, IB_ACCESS_LOCAL_WRITE);
-		if (!err)
-			err = buf ? snaa_mr_write(mr, sge->addr + (pos - base),
-						  buf, chunk) :
-				    snaa_mr_write_skb(mr, sge->addr +
-						      (pos - base), skb, off,
-						      chunk);
-		snaa_mr_put(mr);
-		if (err)
-			return err;
-		if (buf)
-			buf += chunk;
-		off += chunk;
-		pos += chunk;
-		len -= chunk;
-		base += sge->length;
-	}
-	r->recvd = pos;
-	return 0;
+	err = snaa_sge_scatter(qp, r->sge, r->wqe.num_sge, r->recvd, skb, off,
+			       buf, len);
+	if (!err)
+		r->recvd += len;
+	return err;
 }
 
 /* ---- RC responses ------------------------------------------------------ */
