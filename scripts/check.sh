@@ -33,7 +33,7 @@ cd "$(dirname "$0")/.." || exit 1
 what=${1:-all}
 : "${SNAA_KVER:=$(sh scripts/kver.sh)}"
 export SNAA_KVER
-: "${SNAA_COMPAT_TESTS:=device.sh uc_snaa.sh uc_interop.sh malformed.sh verbs.sh ktest.sh rc_interop.sh}"
+: "${SNAA_COMPAT_TESTS:=device.sh uc_snaa.sh uc_interop.sh malformed.sh verbs.sh ktest.sh rc_interop.sh wcubuf_rx.sh}"
 # On the debug kernel (KASAN makes everything several times slower, and
 # the CI budget is an hour from a cold machine): the tests that exercise
 # the most kernel code per second.  fuzz (malformed packets by the
@@ -41,7 +41,7 @@ export SNAA_KVER
 # traffic; rc_snaa runs every RC operation over IPv4, rping (QP1, rdma_cm)
 # and a peer lost mid-stream.  SNAA_DEBUG_TESTS="..." runs others (all of
 # them: the TEST_PROGS of selftests/snaa/Makefile).
-: "${SNAA_DEBUG_TESTS:=device.sh verbs.sh ktest.sh fuzz.sh teardown.sh limits.sh abuse.sh rc_snaa.sh}"
+: "${SNAA_DEBUG_TESTS:=device.sh verbs.sh ktest.sh fuzz.sh teardown.sh limits.sh abuse.sh rc_snaa.sh wcubuf_rx.sh}"
 
 # The newest 6.12 kernel that has headers and an image, unless it is the
 # default kernel already.

@@ -34,6 +34,7 @@
 
 #include "snaa_pabi.h"
 #include "snaa_queue.h"
+#include "snaadv.h"
 
 #define snaa_container_of(ptr, type, member)				\
 	((type *)((char *)(ptr) - offsetof(type, member)))
@@ -101,6 +102,24 @@ struct snaa_qp {
 	struct ib_uverbs_post_send_resp sq_db_resp;
 	struct ibv_post_recv rq_db;
 	struct ib_uverbs_post_recv_resp rq_db_resp;
+	struct snaa_wcu *wcu;		/* WCU.BUF receive mode */
+};
+
+/*
+ * The consumer side of a WCU.BUF QP: the control area the kernel shares
+ * (struct snaa_wcubuf_ctrl, snaa-abi.h) and the ring in the caller's MR.
+ * One consumer thread at a time, as for a CQ without a lock.
+ */
+struct snaa_wcu {
+	struct snaa_wcubuf_ctrl *ctrl;
+	size_t ctrl_len;
+	uint8_t *ring;
+	uint64_t ring_size;
+	uint32_t frame_size;
+	uint32_t nslots;
+	uint32_t rkey;
+	uint64_t rp;			/* our read pointer */
+	uint32_t rp_slot;
 };
 
 /* Response layouts: uverbs core part, then our udata, no gap. */
@@ -118,6 +137,15 @@ struct snaa_create_qp_resp {
 	struct ib_uverbs_create_qp_resp ibv_resp;
 	struct snaa_uresp_create_qp drv;
 };
+
+struct snaa_create_qp_cmd {
+	struct ibv_create_qp ibv_cmd;
+	struct snaa_ureq_create_qp drv;
+};
+
+_Static_assert(offsetof(struct snaa_create_qp_cmd, drv) ==
+	       sizeof(struct ibv_create_qp),
+	       "driver request must directly follow the uverbs request");
 
 _Static_assert(offsetof(struct snaa_create_cq_resp, drv) ==
 	       sizeof(struct ib_uverbs_create_cq_resp),
@@ -648,11 +676,58 @@ static void snaa_qp_init_doorbells(struct snaa_qp *qp)
 	r->core.wqe_size = sizeof(struct ib_uverbs_recv_wr);
 }
 
-static struct ibv_qp *snaa_create_qp(struct ibv_pd *ibpd,
-				     struct ibv_qp_init_attr *attr)
+/* Map the control area of a new WCU.BUF QP.  Return 0 or an errno. */
+static int snaa_wcu_map(struct snaa_qp *qp,
+			const struct snaa_uresp_create_qp *drv,
+			const struct snaadv_wcubuf_attr *wattr)
+{
+	struct ibv_context *ibctx = qp->ibv_qp.context;
+	uint32_t nslots = (uint32_t)(wattr->ring_size / wattr->frame_size);
+	struct snaa_wcu *w;
+
+	if (drv->wcubuf_size < sizeof(struct snaa_wcubuf_ctrl) +
+			       (uint64_t)nslots * sizeof(uint32_t)) {
+		snaa_ctx_err(ibctx,
+			     "QP %u: kernel returned a %u-byte WCU.BUF control area for %u frames: provider/kernel ABI mismatch",
+			     qp->ibv_qp.qp_num, drv->wcubuf_size, nslots);
+		return EPROTO;
+	}
+	w = calloc(1, sizeof(*w));
+	if (!w)
+		return ENOMEM;
+	w->ctrl = snaa_map_ring(ibctx, "WCU.BUF control", drv->wcubuf_key,
+				drv->wcubuf_size);
+	if (!w->ctrl) {
+		free(w);
+		return errno;
+	}
+	w->ctrl_len = drv->wcubuf_size;
+	w->ring = wattr->ring;
+	w->ring_size = wattr->ring_size;
+	w->frame_size = wattr->frame_size;
+	w->nslots = nslots;
+	w->rkey = drv->wcubuf_rkey;
+	w->rp = wattr->va_base;
+	qp->wcu = w;
+	return 0;
+}
+
+static void snaa_wcu_unmap(struct snaa_qp *qp)
+{
+	if (!qp->wcu)
+		return;
+	munmap(qp->wcu->ctrl, qp->wcu->ctrl_len);
+	free(qp->wcu);
+	qp->wcu = NULL;
+}
+
+static struct ibv_qp *snaa_create_qp_ureq(struct ibv_pd *ibpd,
+					  struct ibv_qp_init_attr *attr,
+					  const struct snaa_ureq_create_qp *ureq,
+					  const struct snaadv_wcubuf_attr *wattr)
 {
 	struct snaa_create_qp_resp resp;
-	struct ibv_create_qp cmd;
+	struct snaa_create_qp_cmd cmd;
 	struct snaa_uresp_create_qp *drv = &resp.drv;
 	struct ibv_qp_cap *cap = &attr->cap;
 	struct snaa_qp *qp;
@@ -665,7 +740,11 @@ static struct ibv_qp *snaa_create_qp(struct ibv_pd *ibpd,
 	pthread_spin_init(&qp->rq.lock, PTHREAD_PROCESS_PRIVATE);
 	memset(&cmd, 0, sizeof(cmd));
 	memset(&resp, 0, sizeof(resp));
-	ret = ibv_cmd_create_qp(ibpd, &qp->ibv_qp, attr, &cmd, sizeof(cmd),
+	/* No driver request at all for an ordinary QP: any kernel takes it. */
+	if (ureq)
+		cmd.drv = *ureq;
+	ret = ibv_cmd_create_qp(ibpd, &qp->ibv_qp, attr, &cmd.ibv_cmd,
+				ureq ? sizeof(cmd) : sizeof(cmd.ibv_cmd),
 				&resp.ibv_resp, sizeof(resp));
 	if (ret)
 		goto err_free;
@@ -698,10 +777,16 @@ static struct ibv_qp *snaa_create_qp(struct ibv_pd *ibpd,
 		if (ret)
 			goto err_unmap;
 	}
+	if (wattr) {
+		ret = snaa_wcu_map(qp, drv, wattr);
+		if (ret)
+			goto err_unmap;
+	}
 	snaa_qp_init_doorbells(qp);
 	return &qp->ibv_qp;
 
 err_unmap:
+	snaa_wq_unmap(&qp->rq);
 	snaa_wq_unmap(&qp->sq);
 err_destroy:
 	if (ibv_cmd_destroy_qp(&qp->ibv_qp))
@@ -714,6 +799,12 @@ err_free:
 	return NULL;
 }
 
+static struct ibv_qp *snaa_create_qp(struct ibv_pd *ibpd,
+				     struct ibv_qp_init_attr *attr)
+{
+	return snaa_create_qp_ureq(ibpd, attr, NULL, NULL);
+}
+
 static int snaa_destroy_qp(struct ibv_qp *ibqp)
 {
 	struct snaa_qp *qp = snaa_qp(ibqp);
@@ -722,6 +813,7 @@ static int snaa_destroy_qp(struct ibv_qp *ibqp)
 	ret = ibv_cmd_destroy_qp(ibqp);
 	if (ret)
 		return ret;
+	snaa_wcu_unmap(qp);
 	snaa_wq_unmap(&qp->sq);
 	snaa_wq_unmap(&qp->rq);
 	pthread_spin_destroy(&qp->sq.lock);
@@ -765,11 +857,12 @@ static int snaa_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 	unsigned int posted;
 	int err, db_err;
 
-	if (!qp->sq.q.ring) {
+	if (!qp->sq.q.ring || qp->wcu) {
 		if (!wr)
 			return 0;
 		*bad_wr = wr;
-		return ENOMEM;	/* no send WRs granted */
+		/* A WCU.BUF QP's send side carries the kernel's ACKs. */
+		return qp->wcu ? EINVAL : ENOMEM;
 	}
 
 	pthread_spin_lock(&qp->sq.lock);
@@ -964,6 +1057,165 @@ static const struct verbs_device_ops snaa_dev_ops = {
 	.uninit_device = snaa_device_free,
 	.alloc_context = snaa_alloc_context,
 };
+
+/* ------------------------------------------------------------------ */
+/* Direct verbs (snaadv.h)                                             */
+/* ------------------------------------------------------------------ */
+
+#define SNAADV_EXPORT __attribute__((visibility("default")))
+
+_Static_assert(SNAADV_FIXED_QPN_MIN == SNAA_FIXED_QPN_MIN &&
+	       SNAADV_FIXED_QPN_MAX == SNAA_FIXED_QPN_MAX &&
+	       SNAADV_WCUBUF_EV_NUM == SNAA_WCUBUF_EV_NUM &&
+	       SNAADV_WCUBUF_NACK == SNAA_WCUBUF_NACK &&
+	       SNAADV_WCUBUF_ACK_BYTES == SNAA_WCUBUF_ACK_BYTES,
+	       "snaadv.h and snaa-abi.h disagree");
+
+SNAADV_EXPORT bool snaadv_is_supported(struct ibv_context *ctx)
+{
+	return ctx && ctx->ops.post_send == snaa_post_send;
+}
+
+SNAADV_EXPORT
+struct ibv_qp *snaadv_create_qp(struct ibv_pd *pd,
+				struct ibv_qp_init_attr *attr,
+				const struct snaadv_qp_init_attr *dv)
+{
+	const struct snaadv_wcubuf_attr *wa = NULL;
+	struct snaa_ureq_create_qp ureq = { 0 };
+	uintptr_t ring, mr_start;
+
+	if (!pd || !attr || !dv) {
+		errno = EINVAL;
+		return NULL;
+	}
+	if (!snaadv_is_supported(pd->context)) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	if (dv->comp_mask & ~(uint32_t)(SNAADV_QP_INIT_QPN |
+					SNAADV_QP_INIT_WCUBUF)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	if (dv->comp_mask & SNAADV_QP_INIT_QPN) {
+		ureq.flags |= SNAA_QP_F_FIXED_QPN;
+		ureq.qpn = dv->qpn;
+	}
+	if (dv->comp_mask & SNAADV_QP_INIT_WCUBUF) {
+		wa = &dv->wcubuf;
+		if (attr->qp_type != IBV_QPT_UC || !wa->mr || !wa->ring ||
+		    !wa->frame_size || wa->ring_size % wa->frame_size ||
+		    wa->mr->pd != pd) {
+			errno = EINVAL;
+			return NULL;
+		}
+		/* The ring must lie in the MR: the kernel checks it too. */
+		ring = (uintptr_t)wa->ring;
+		mr_start = (uintptr_t)wa->mr->addr;
+		if (ring < mr_start || ring - mr_start > wa->mr->length ||
+		    wa->ring_size > wa->mr->length - (ring - mr_start)) {
+			errno = EINVAL;
+			return NULL;
+		}
+		ureq.flags |= SNAA_QP_F_WCUBUF;
+		ureq.ring_addr = ring;
+		ureq.ring_size = wa->ring_size;
+		ureq.va_base = wa->va_base;
+		ureq.ring_lkey = wa->mr->lkey;
+		ureq.frame_size = wa->frame_size;
+	}
+	return snaa_create_qp_ureq(pd, attr, &ureq, wa);
+}
+
+static struct snaa_wcu *snaadv_wcu(struct ibv_qp *ibqp)
+{
+	if (!ibqp || !snaadv_is_supported(ibqp->context))
+		return NULL;
+	return snaa_qp(ibqp)->wcu;
+}
+
+SNAADV_EXPORT uint32_t snaadv_wcubuf_rkey(struct ibv_qp *ibqp)
+{
+	struct snaa_wcu *w = snaadv_wcu(ibqp);
+
+	return w ? w->rkey : 0;
+}
+
+/* Frames delivered from our read pointer on. */
+static uint64_t snaa_wcu_ready(struct snaa_wcu *w)
+{
+	uint64_t dp = __atomic_load_n(&w->ctrl->dp, __ATOMIC_ACQUIRE);
+
+	return (dp - w->rp) / w->frame_size;
+}
+
+SNAADV_EXPORT int snaadv_wcubuf_peek(struct ibv_qp *ibqp,
+				     struct snaadv_wcubuf_frame *frames,
+				     int max)
+{
+	struct snaa_wcu *w = snaadv_wcu(ibqp);
+	uint64_t n, i;
+	uint32_t slot, len;
+
+	if (!w || max <= 0)
+		return 0;
+	n = snaa_wcu_ready(w);
+	/* never more than a ring: the kernel cannot have delivered more */
+	if (n > w->nslots)
+		n = 0;
+	if (n > (uint64_t)max)
+		n = (uint64_t)max;
+	slot = w->rp_slot;
+	for (i = 0; i < n; i++) {
+		len = w->ctrl->len[slot];
+		frames[i].va = w->rp + i * w->frame_size;
+		frames[i].length = len <= w->frame_size ? len : w->frame_size;
+		frames[i].data = w->ring + (uint64_t)slot * w->frame_size;
+		slot = slot + 1 == w->nslots ? 0 : slot + 1;
+	}
+	return (int)n;
+}
+
+SNAADV_EXPORT void snaadv_wcubuf_consume(struct ibv_qp *ibqp, int n)
+{
+	struct snaa_wcu *w = snaadv_wcu(ibqp);
+	uint64_t ready;
+
+	if (!w || n <= 0)
+		return;
+	ready = snaa_wcu_ready(w);
+	if ((uint64_t)n > ready)
+		n = (int)ready;
+	w->rp += (uint64_t)n * w->frame_size;
+	w->rp_slot = (uint32_t)((w->rp_slot + (uint64_t)n) % w->nslots);
+	/* Our reads of the frames come before the kernel may reuse them. */
+	__atomic_store_n(&w->ctrl->rp, w->rp, __ATOMIC_RELEASE);
+}
+
+SNAADV_EXPORT int snaadv_wcubuf_query(struct ibv_qp *ibqp,
+				      struct snaadv_wcubuf_stats *st)
+{
+	struct snaa_wcu *w = snaadv_wcu(ibqp);
+	const volatile struct snaa_wcubuf_ctrl *c;
+	int i;
+
+	if (!st)
+		return EINVAL;
+	if (!w)
+		return ibqp && snaadv_is_supported(ibqp->context) ? EINVAL :
+								    EOPNOTSUPP;
+	c = w->ctrl;
+	st->acks = c->acks;
+	st->bytes = c->bytes;
+	st->duplicates = c->duplicates;
+	st->nacks = c->nacks;
+	for (i = 0; i < SNAADV_WCUBUF_EV_NUM; i++)
+		st->nack_events[i] = c->nack_events[i];
+	st->read_ptr = w->rp;
+	st->delivered_ptr = __atomic_load_n(&w->ctrl->dp, __ATOMIC_ACQUIRE);
+	return 0;
+}
 
 /* What rdma-core's PROVIDER_DRIVER() does for a dynamically loaded .so. */
 __attribute__((constructor))

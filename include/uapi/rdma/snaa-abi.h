@@ -189,6 +189,46 @@ struct snaa_uresp_resize_cq {
 	__u32 reserved;
 };
 
+/*
+ * create_qp request (optional: a provider that sends none, or a shorter
+ * one, gets an ordinary QP; bytes beyond this struct must be zero).
+ *
+ * SNAA_QP_F_FIXED_QPN: the QP gets @qpn, which must lie in
+ * [SNAA_FIXED_QPN_MIN, SNAA_FIXED_QPN_MAX] (never handed out at random);
+ * needs CAP_NET_ADMIN; EBUSY if it is taken.
+ *
+ * SNAA_QP_F_WCUBUF: a UC QP in WCU.BUF receive mode
+ * (Documentation/wcubuf.rst).  The ring is @ring_size bytes at
+ * @ring_addr in the MR of @ring_lkey (same PD, local write access);
+ * frames are @frame_size bytes (a multiple of 64, dividing @ring_size,
+ * at most SNAA_WCUBUF_MAX_SLOTS of them in the ring); the sender VA
+ * @va_base (non-zero, a multiple of 64) lands at ring offset 0.
+ */
+#define SNAA_QP_F_FIXED_QPN	(1U << 0)
+#define SNAA_QP_F_WCUBUF	(1U << 1)
+
+#define SNAA_FIXED_QPN_MIN	16
+#define SNAA_FIXED_QPN_MAX	255
+
+#define SNAA_WCUBUF_MAX_SLOTS	65536
+#define SNAA_WCUBUF_MAX_RING	(1ULL << 40)
+#define SNAA_WCUBUF_MAX_FRAME	(1U << 31)
+
+struct snaa_ureq_create_qp {
+	__u32 flags;		/* SNAA_QP_F_* */
+	__u32 qpn;
+	__aligned_u64 ring_addr;
+	__aligned_u64 ring_size;
+	__aligned_u64 va_base;
+	__u32 ring_lkey;
+	__u32 frame_size;
+};
+
+/*
+ * create_qp response.  The fields from @wcubuf_key on are written only
+ * if the provider's buffer has room for them (older providers stop at
+ * @reserved).
+ */
 struct snaa_uresp_create_qp {
 	__aligned_u64 sq_key;	/* mmap offset of the SQ ring */
 	__aligned_u64 rq_key;	/* mmap offset of the RQ ring */
@@ -200,6 +240,61 @@ struct snaa_uresp_create_qp {
 	__u32 rq_ring_size;
 	__u32 qp_num;
 	__u32 reserved;
+	/* SNAA_QP_F_WCUBUF */
+	__aligned_u64 wcubuf_key;	/* mmap offset of snaa_wcubuf_ctrl */
+	__u32 wcubuf_size;		/* bytes to map */
+	__u32 wcubuf_rkey;		/* the R_Key senders must use */
+};
+
+/*
+ * WCU.BUF ACK/NACK event bits (seed 000, Table 3.7) and the 16-byte
+ * ACK/NACK message the kernel sends for every frame: four little-endian
+ * 32-bit words: type (0 ACK, 1 NACK), events, VA[31:0], VA[63:32].
+ */
+#define SNAA_WCUBUF_EV_SEQUENCE		0
+#define SNAA_WCUBUF_EV_PARITY		1
+#define SNAA_WCUBUF_EV_WINDOW		2
+#define SNAA_WCUBUF_EV_RKEY		3
+#define SNAA_WCUBUF_EV_FRAME_LEN	4
+#define SNAA_WCUBUF_EV_PACKET_LEN	5
+#define SNAA_WCUBUF_EV_EBF		6
+#define SNAA_WCUBUF_EV_EBP		7
+#define SNAA_WCUBUF_EV_VA		8
+#define SNAA_WCUBUF_EV_NO_SOF		9
+#define SNAA_WCUBUF_EV_ECC_CORR		10
+#define SNAA_WCUBUF_EV_ECC_UNCORR	11
+#define SNAA_WCUBUF_EV_NUM		12
+
+#define SNAA_WCUBUF_ACK			0
+#define SNAA_WCUBUF_NACK		1
+#define SNAA_WCUBUF_ACK_BYTES		16
+
+/*
+ * The WCU.BUF control area, mapped at @wcubuf_key: how the consumer
+ * learns which frames are delivered and hands them back, without a
+ * system call.
+ *
+ * Slot s of the ring holds frames at VAs va_base + (s + k * nslots) * F.
+ * Frames in [@rp, @dp) are delivered, in VA order, without a gap; the
+ * length of the frame in slot s is @len[s], valid while its frame is in
+ * [@rp, @dp).  The kernel publishes @dp with a store-release after the
+ * frame's data and @len; the consumer reads it with a load-acquire.
+ * When done with frames, the consumer moves @rp forward (a multiple of
+ * F, at most to @dp) with a store-release; the kernel reads @rp when a
+ * frame starts and ignores a value outside [its last rp, dp].  Counters
+ * are the kernel's, for this QP.
+ */
+struct snaa_wcubuf_ctrl {
+	__aligned_u64 rp;		/* consumer */
+	__u64 pad0[7];
+	__aligned_u64 dp;		/* kernel, from here on */
+	__aligned_u64 acks;
+	__aligned_u64 bytes;
+	__aligned_u64 duplicates;
+	__aligned_u64 nacks;
+	__aligned_u64 nack_events[SNAA_WCUBUF_EV_NUM];
+	__u64 pad1[7];
+	__u32 len[];			/* per slot */
 };
 
 /*

@@ -46,9 +46,10 @@
  * QPNs are drawn at random from [SNAA_MIN_QPN, SNAA_MAX_QPN], and the
  * index bits of MR keys from [1, SNAA_MR_INDEX_MAX], so that a blind
  * sender cannot guess a live one: see snaa_qpn_alloc(), snaa_mr_publish().
- * 0 and 1 are special QPNs, 2..15 reserved; 0xffffff is multicast.
+ * 0 and 1 are special QPNs, 2..15 reserved, 16..255 are given only to
+ * those who ask for one (SNAA_QP_F_FIXED_QPN); 0xffffff is multicast.
  */
-#define SNAA_MIN_QPN		16
+#define SNAA_MIN_QPN		(SNAA_FIXED_QPN_MAX + 1)
 #define SNAA_MAX_QPN		(SNAA_QPN_MASK - 1)
 #define SNAA_MR_INDEX_MAX	0xffffffu
 #define SNAA_GID_TBL_LEN	64
@@ -80,6 +81,12 @@ struct snaa_dev {
 	atomic_t num_qp;
 	atomic_t num_mr;
 	u64 __percpu *stats;		/* enum snaa_counter */
+	struct dentry *debugfs;		/* snaa/<device>/ */
+	/* WCU.BUF fault injection (debugfs, snaa_wcubuf.c) */
+	u32 wcu_fault_events;		/* event bits to inject */
+	atomic_t wcu_fault_next;	/* into the next N frames */
+	u32 wcu_fault_every;		/* into one frame in K */
+	atomic_t wcu_fault_seq;		/* frames seen, for @wcu_fault_every */
 };
 
 /* Counters in rdma_hw_stats order (snaa_stats.c has the names). */
@@ -137,6 +144,15 @@ enum snaa_counter {
 	SNAA_CNT_RC_SEQ_NAKS_SENT,
 	SNAA_CNT_RC_RNR_NAKS_SENT,
 	SNAA_CNT_RC_ERR_NAKS_SENT,
+	/* WCU.BUF receive mode */
+	SNAA_CNT_WCU_FRAMES,		/* frames delivered (ACKed) */
+	SNAA_CNT_WCU_BYTES,
+	SNAA_CNT_WCU_DUPLICATES,	/* delivered before: ACKed again */
+	SNAA_CNT_WCU_NACKS,
+	SNAA_CNT_WCU_NACK_FIRST,	/* one per event bit, Table 3.7 */
+	SNAA_CNT_WCU_NACK_LAST = SNAA_CNT_WCU_NACK_FIRST +
+				 SNAA_WCUBUF_EV_NUM - 1,
+	SNAA_CNT_WCU_ACK_DROPS,		/* ACK/NACK not sent: no memory, state */
 	SNAA_CNT_NR
 };
 
@@ -488,8 +504,10 @@ struct snaa_qp {
 
 	/* receive queue: consumed by the responder under @rq_lock */
 	struct snaa_queue rq;
-	spinlock_t rq_lock;		/* RQ consumer side, @recv */
+	spinlock_t rq_lock;		/* RQ consumer side, @recv, @wcu */
 	struct snaa_recv_state recv;
+
+	struct snaa_wcubuf *wcu;	/* WCU.BUF receive mode (UC) */
 };
 
 static inline struct snaa_swqe *snaa_swqe(struct snaa_qp *qp, u32 idx)
@@ -586,11 +604,13 @@ static inline struct snaa_skb_cb *snaa_skb_cb(struct sk_buff *skb)
 
 /* snaa_main.c */
 extern struct workqueue_struct *snaa_wq;
+extern struct dentry *snaa_debugfs_root;
 enum ib_port_state snaa_port_state(struct snaa_dev *sdev);
 
 /* snaa_queue.c */
 int snaa_queue_init(struct snaa_queue *q, u32 num, u32 stride,
 		    struct ib_ucontext *uctx);
+int snaa_shm_init(struct snaa_queue *q, size_t size, struct ib_ucontext *uctx);
 u64 snaa_queue_key(struct snaa_queue *q);
 void snaa_queue_free(struct snaa_queue *q);
 int snaa_mmap(struct ib_ucontext *uctx, struct vm_area_struct *vma);
@@ -681,6 +701,22 @@ bool snaa_resp_pending(struct snaa_qp *qp);
 int snaa_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 		   const struct ib_recv_wr **bad_wr);
 void snaa_rcv(struct snaa_dev *sdev, struct sk_buff *skb);
+void snaa_rcv_bad_icrc(struct snaa_dev *sdev, struct sk_buff *skb);
+
+/* snaa_wcubuf.c */
+struct snaa_wcubuf;
+int snaa_wcubuf_create(struct snaa_qp *qp, const struct snaa_ureq_create_qp *req,
+		       struct ib_ucontext *uctx,
+		       struct snaa_uresp_create_qp *uresp);
+void snaa_wcubuf_destroy(struct snaa_qp *qp);
+void snaa_wcubuf_reset(struct snaa_qp *qp);
+void snaa_wcubuf_set_psn(struct snaa_qp *qp, u32 psn);
+enum snaa_counter snaa_wcubuf_rcv(struct snaa_qp *qp,
+				  const struct snaa_pkt *pkt,
+				  struct sk_buff *skb);
+void snaa_wcubuf_bad_packet(struct snaa_qp *qp, u32 psn, u32 len);
+void snaa_wcubuf_tx(struct snaa_qp *qp);
+void snaa_wcubuf_debugfs_init(struct snaa_dev *sdev);
 
 /* snaa_stats.c */
 struct rdma_hw_stats *snaa_alloc_hw_port_stats(struct ib_device *ibdev,

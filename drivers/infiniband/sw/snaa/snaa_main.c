@@ -8,6 +8,7 @@
  * "rdma link delete NAME", when DEV is unregistered, or on rmmod.
  */
 
+#include <linux/debugfs.h>
 #include <linux/if_arp.h>
 #include <linux/module.h>
 #include <linux/platform_device.h>
@@ -36,6 +37,7 @@ static struct platform_device *snaa_parent;
 
 /* Send queue processing for all devices. */
 struct workqueue_struct *snaa_wq;
+struct dentry *snaa_debugfs_root;	/* snaa/: one directory per device */
 
 /**
  * snaa_port_state() - port state derived from the netdev
@@ -62,6 +64,7 @@ static void snaa_dealloc_driver(struct ib_device *ibdev)
 	mutex_unlock(&snaa_dev_lock);
 
 	snaa_net_dev_del(sdev);
+	debugfs_remove_recursive(sdev->debugfs);
 	WARN_ON(!xa_empty(&sdev->qp_xa));
 	WARN_ON(!xa_empty(&sdev->mr_xa));
 	WARN_ON(!xa_empty(&sdev->ah_xa));
@@ -209,6 +212,10 @@ static int snaa_newlink(const char *ibdev_name, struct net_device *ndev)
 		goto err_dealloc;
 	}
 
+	sdev->debugfs = debugfs_create_dir(dev_name(&ibdev->dev),
+					   snaa_debugfs_root);
+	snaa_wcubuf_debugfs_init(sdev);
+
 	/*
 	 * The netdev may have started unregistering while the device was
 	 * being registered, before the notifier could see it; do what the
@@ -332,6 +339,7 @@ static int __init snaa_init(void)
 	if (err)
 		goto err_net;
 
+	snaa_debugfs_root = debugfs_create_dir(SNAA_DRV_NAME, NULL);
 	rdma_link_register(&snaa_link_ops);
 	pr_info("snaa: loaded (ABI %d)\n", SNAA_ABI_VERSION);
 	return 0;
@@ -351,6 +359,7 @@ static void __exit snaa_exit(void)
 	unregister_netdevice_notifier(&snaa_netdev_notifier);
 	snaa_unregister_all();
 	snaa_net_exit();
+	debugfs_remove_recursive(snaa_debugfs_root);
 	platform_device_unregister(snaa_parent);
 	destroy_workqueue(snaa_wq);
 	/* AH address vectors are freed by RCU callbacks of this module. */

@@ -207,6 +207,24 @@ static void snaa_net_rx_addrs(struct sock *sk, struct sk_buff *skb)
 	}
 }
 
+/*
+ * A packet with a bad ICRC, otherwise well encapsulated: let a WCU.BUF
+ * receiver see its headers (snaa_rcv_bad_icrc()); the caller drops it.
+ */
+static void snaa_net_rx_bad_icrc(struct snaa_dev *sdev, struct sock *sk,
+				 struct sk_buff *skb)
+{
+	unsigned int hdr = SNAA_UDP_HDR_BYTES +
+			   min_t(unsigned int, skb->len - SNAA_UDP_HDR_BYTES,
+				 SNAA_MAX_BTH_EXT_BYTES);
+
+	if (!pskb_may_pull(skb, hdr))
+		return;
+	snaa_net_rx_addrs(sk, skb);
+	__skb_pull(skb, SNAA_UDP_HDR_BYTES);
+	snaa_rcv_bad_icrc(sdev, skb);
+}
+
 /**
  * snaa_net_encap_rcv() - encap_rcv hook of the tunnel sockets
  * @sk: the IPv4 or IPv6 tunnel socket
@@ -236,6 +254,8 @@ static int snaa_net_encap_rcv(struct sock *sk, struct sk_buff *skb)
 
 	if (!snaa_net_rx_check(sk, skb, &drop)) {
 		snaa_count(sdev, drop, 1);
+		if (drop == SNAA_CNT_DROP_BAD_ICRC)
+			snaa_net_rx_bad_icrc(sdev, sk, skb);
 		goto free;
 	}
 

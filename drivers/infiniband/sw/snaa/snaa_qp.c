@@ -52,15 +52,16 @@ static int snaa_qp_check_cap(struct ib_qp_cap *cap)
  * means the RNG is broken.
  */
 static int snaa_qpn_alloc(struct snaa_dev *sdev, struct snaa_qp_ref *qref,
-			  enum ib_qp_type type, u32 *qpn)
+			  enum ib_qp_type type, u32 fixed, u32 *qpn)
 {
 	int tries, err = -EBUSY;
 	u32 n;
 
-	if (type == IB_QPT_GSI) {
-		err = xa_insert(&sdev->qp_xa, 1, qref, GFP_KERNEL_ACCOUNT);
-		*qpn = 1;
-		return err;
+	if (type == IB_QPT_GSI)
+		fixed = 1;
+	if (fixed) {
+		*qpn = fixed;
+		return xa_insert(&sdev->qp_xa, fixed, qref, GFP_KERNEL_ACCOUNT);
 	}
 	for (tries = 0; tries < 64 && err == -EBUSY; tries++) {
 		n = get_random_u32_inclusive(SNAA_MIN_QPN, SNAA_MAX_QPN);
@@ -69,6 +70,38 @@ static int snaa_qpn_alloc(struct snaa_dev *sdev, struct snaa_qp_ref *qref,
 	if (err)
 		return err == -EBUSY ? -ENOMEM : err;
 	*qpn = n;
+	return 0;
+}
+
+/*
+ * The driver part of a create_qp request, if the provider sent one.
+ * Return 0 (@req zeroed if there is none) or a negative errno.
+ */
+static int snaa_create_qp_ureq(struct ib_udata *udata,
+			       struct snaa_ureq_create_qp *req)
+{
+	int err;
+
+	memset(req, 0, sizeof(*req));
+	if (!udata || !udata->inlen)
+		return 0;
+	if (udata->inlen > sizeof(*req) &&
+	    !ib_is_udata_cleared(udata, sizeof(*req),
+				 udata->inlen - sizeof(*req)))
+		return -EOPNOTSUPP;
+	err = ib_copy_from_udata(req, udata, min(udata->inlen, sizeof(*req)));
+	if (err)
+		return err;
+	if (req->flags & ~(SNAA_QP_F_FIXED_QPN | SNAA_QP_F_WCUBUF))
+		return -EOPNOTSUPP;
+	if (req->flags & SNAA_QP_F_FIXED_QPN) {
+		if (req->qpn < SNAA_FIXED_QPN_MIN ||
+		    req->qpn > SNAA_FIXED_QPN_MAX)
+			return -EINVAL;
+		/* A well-known QPN: not for anyone to squat on. */
+		if (!capable(CAP_NET_ADMIN))
+			return -EPERM;
+	}
 	return 0;
 }
 
@@ -132,6 +165,7 @@ static int snaa_qp_alloc(struct snaa_qp *qp)
 
 static void snaa_qp_free(struct snaa_qp *qp)
 {
+	snaa_wcubuf_destroy(qp);
 	if (qp->swq)
 		snaa_qp_put_ahs(qp);
 	kvfree(qp->swq);
@@ -151,6 +185,8 @@ int snaa_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	struct ib_ucontext *ibuc = udata ? &uctx->ibuc : NULL;
 	struct snaa_qp *qp = to_snaa_qp(ibqp);
 	struct snaa_uresp_create_qp uresp = {};
+	struct snaa_ureq_create_qp ureq;
+	size_t resp_len;
 	u32 qpn;
 	int err;
 
@@ -171,7 +207,15 @@ int snaa_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	err = snaa_qp_check_cap(&init->cap);
 	if (err)
 		return err;
-	if (udata && udata->outlen < sizeof(uresp))
+	/* Older providers know the response up to @reserved only. */
+	resp_len = udata ? min(udata->outlen, sizeof(uresp)) : 0;
+	if (udata && resp_len < offsetofend(typeof(uresp), reserved))
+		return -EINVAL;
+	err = snaa_create_qp_ureq(udata, &ureq);
+	if (err)
+		return err;
+	if ((ureq.flags & SNAA_QP_F_WCUBUF) &&
+	    resp_len < offsetofend(typeof(uresp), wcubuf_rkey))
 		return -EINVAL;
 	if (atomic_inc_return(&sdev->num_qp) > SNAA_MAX_QP) {
 		err = -ENOMEM;
@@ -225,12 +269,19 @@ int snaa_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	err = snaa_qp_alloc(qp);
 	if (err)
 		goto err_rq;
+	if (ureq.flags & SNAA_QP_F_WCUBUF) {
+		err = snaa_wcubuf_create(qp, &ureq, ibuc, &uresp);
+		if (err)
+			goto err_rq;
+	}
 
 	/*
 	 * From here on the receive path can find the QP; in RESET it drops
 	 * every packet, after looking at nothing but the fields set above.
 	 */
-	err = snaa_qpn_alloc(sdev, qp->qref, init->qp_type, &qpn);
+	err = snaa_qpn_alloc(sdev, qp->qref, init->qp_type,
+			     (ureq.flags & SNAA_QP_F_FIXED_QPN) ? ureq.qpn : 0,
+			     &qpn);
 	if (err)
 		goto err_rq;
 	ibqp->qp_num = qpn;
@@ -250,7 +301,7 @@ int snaa_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 		uresp.rq_stride = qp->rq.stride;
 		uresp.rq_ring_size = qp->rq.size;
 		uresp.qp_num = qpn;
-		err = ib_copy_to_udata(udata, &uresp, sizeof(uresp));
+		err = ib_copy_to_udata(udata, &uresp, resp_len);
 		if (err)
 			goto err_unpublish;
 	}
@@ -408,6 +459,7 @@ static void snaa_qp_reset(struct snaa_qp *qp)
 {
 	spin_lock_bh(&qp->rq_lock);
 	snaa_resp_reset(qp);
+	snaa_wcubuf_reset(qp);
 	qp->rq.kidx = READ_ONCE(qp->rq.ring->producer);
 	snaa_ring_publish_consumer(&qp->rq, qp->rq.kidx);
 	WRITE_ONCE(qp->rq.ring->flags, 0);
@@ -541,6 +593,7 @@ static void snaa_modify_qp_apply(struct snaa_qp *qp, struct ib_qp_attr *attr,
 		qp->recv.in_msg = false;
 	}
 	if (mask & IB_QP_SQ_PSN) {
+		snaa_wcubuf_set_psn(qp, attr->sq_psn);
 		qp->req.psn = attr->sq_psn & SNAA_PSN_MASK;
 		qp->req.psn_max = qp->req.psn;
 		qp->req.hi = qp->req.cur;

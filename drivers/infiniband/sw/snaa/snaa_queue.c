@@ -79,6 +79,35 @@ err:
 	return NULL;
 }
 
+/* Allocate @size bytes for @q and publish them to @uctx (if set). */
+static int snaa_queue_mem(struct snaa_queue *q, size_t size,
+			  struct ib_ucontext *uctx)
+{
+	struct snaa_ring_mem *m;
+	int err;
+
+	q->kidx = 0;
+	q->mmap = NULL;
+	q->size = PAGE_ALIGN(size);
+	m = snaa_ring_mem_alloc(q->size);
+	if (!m)
+		return -ENOMEM;
+	q->mem = m;
+	q->ring = m->addr;
+	if (!uctx)
+		return 0;
+
+	err = rdma_user_mmap_entry_insert(uctx, &m->rdma, q->size);
+	if (err) {
+		snaa_ring_mem_free(m);
+		q->mem = NULL;
+		q->ring = NULL;
+		return err;
+	}
+	q->mmap = &m->rdma;
+	return 0;
+}
+
 /**
  * snaa_queue_init() - allocate a ring
  * @q: the queue
@@ -92,33 +121,36 @@ err:
 int snaa_queue_init(struct snaa_queue *q, u32 num, u32 stride,
 		    struct ib_ucontext *uctx)
 {
-	struct snaa_ring_mem *m;
 	int err;
 
 	num = roundup_pow_of_two(max_t(u32, num, 1));
 	q->num = num;
 	q->stride = stride;
-	q->kidx = 0;
-	q->mmap = NULL;
-	q->size = PAGE_ALIGN(sizeof(struct snaa_ring) + (size_t)num * stride);
-	m = snaa_ring_mem_alloc(q->size);
-	if (!m)
-		return -ENOMEM;
-	q->mem = m;
-	q->ring = m->addr;
-	q->entries = (u8 *)q->ring + sizeof(struct snaa_ring);
-	if (!uctx)
-		return 0;
-
-	err = rdma_user_mmap_entry_insert(uctx, &m->rdma, q->size);
-	if (err) {
-		snaa_ring_mem_free(m);
-		q->mem = NULL;
-		q->ring = NULL;
+	err = snaa_queue_mem(q, sizeof(struct snaa_ring) + (size_t)num * stride,
+			     uctx);
+	if (err)
 		return err;
-	}
-	q->mmap = &m->rdma;
+	q->entries = (u8 *)q->ring + sizeof(struct snaa_ring);
 	return 0;
+}
+
+/**
+ * snaa_shm_init() - allocate zeroed memory shared with user space
+ * @q: holds the memory: @q->ring points at its first byte, which is not
+ *	a struct snaa_ring; snaa_queue_key() and snaa_queue_free() work
+ *	as for a ring
+ * @size: bytes
+ * @uctx: user context to map it into, or NULL
+ *
+ * Context: process context, may sleep.
+ * Return: 0 or a negative errno.
+ */
+int snaa_shm_init(struct snaa_queue *q, size_t size, struct ib_ucontext *uctx)
+{
+	q->num = 0;
+	q->stride = 0;
+	q->entries = NULL;
+	return snaa_queue_mem(q, size, uctx);
 }
 
 /* The mmap offset user space passes to map the ring. */

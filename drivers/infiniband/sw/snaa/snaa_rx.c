@@ -63,7 +63,8 @@ static enum snaa_counter snaa_rcv_check(struct snaa_qp *qp,
 			return SNAA_CNT_DROP_MTU;
 		return 0;
 	}
-	if (snaa_pkt_check_mtu(pkt, qp->path_mtu))
+	/* WCU.BUF: 64..4096 bytes whatever the MTU (snaa_wcubuf_rcv()) */
+	if (!qp->wcu && snaa_pkt_check_mtu(pkt, qp->path_mtu))
 		return SNAA_CNT_DROP_MTU;
 	if (!snaa_av_match(&qp->av, snaa_skb_cb(skb)))
 		return SNAA_CNT_DROP_ADDRESS;
@@ -110,10 +111,14 @@ void snaa_rcv(struct snaa_dev *sdev, struct sk_buff *skb)
 		spin_lock(&qp->rq_lock);
 		drop = snaa_rcv_check(qp, &pkt, skb);
 		if (!drop)
-			drop = snaa_resp_rcv(qp, &pkt, skb);
+			drop = qp->wcu ? snaa_wcubuf_rcv(qp, &pkt, skb) :
+					 snaa_resp_rcv(qp, &pkt, skb);
 		spin_unlock(&qp->rq_lock);
 		/* ACKs and short responses leave right away. */
-		snaa_resp_tx(qp, 16);
+		if (qp->wcu)
+			snaa_wcubuf_tx(qp);
+		else
+			snaa_resp_tx(qp, 16);
 	}
 	snaa_qp_upcalls(qp);
 	if (drop)
@@ -125,6 +130,39 @@ void snaa_rcv(struct snaa_dev *sdev, struct sk_buff *skb)
 drop:
 	snaa_qp_put(qp);
 	snaa_drop(sdev, drop, skb);
+}
+
+/**
+ * snaa_rcv_bad_icrc() - a packet failed its ICRC check
+ * @sdev: the device it arrived on
+ * @skb: the packet, data at the BTH, its addresses in the control block
+ *
+ * Such a packet is dropped (and counted) by the caller, but a WCU.BUF
+ * receiver reports it: the frame it belonged to ends with "end of bad
+ * packet" (snaa_wcubuf_bad_packet()).  Its headers are only believed if
+ * they parse, name a WCU.BUF QP and came over that QP's path.
+ *
+ * Context: softirq.  Does not consume @skb.
+ */
+void snaa_rcv_bad_icrc(struct snaa_dev *sdev, struct sk_buff *skb)
+{
+	struct snaa_pkt pkt;
+	struct snaa_qp *qp;
+
+	if (snaa_parse(skb->data, skb->len, &pkt) ||
+	    !(pkt.op->flags & SNAA_OPF_REQ))
+		return;
+	qp = snaa_qp_get(sdev, pkt.bth.dqpn);
+	if (!qp)
+		return;
+	if (qp->wcu && snaa_rcv_type_ok(qp, &pkt)) {
+		spin_lock(&qp->rq_lock);
+		if (!snaa_rcv_check(qp, &pkt, skb))
+			snaa_wcubuf_bad_packet(qp, pkt.bth.psn,
+					       pkt.payload_len);
+		spin_unlock(&qp->rq_lock);
+	}
+	snaa_qp_put(qp);
 }
 
 static int snaa_post_one_recv(struct snaa_qp *qp, const struct ib_recv_wr *wr)

@@ -55,6 +55,35 @@ static const struct rdma_stat_desc snaa_counter_desc[SNAA_CNT_NR] = {
 	[SNAA_CNT_RC_SEQ_NAKS_SENT].name = "rc_seq_naks_sent",
 	[SNAA_CNT_RC_RNR_NAKS_SENT].name = "rc_rnr_naks_sent",
 	[SNAA_CNT_RC_ERR_NAKS_SENT].name = "rc_err_naks_sent",
+	[SNAA_CNT_WCU_FRAMES].name = "wcubuf_frames",
+	[SNAA_CNT_WCU_BYTES].name = "wcubuf_bytes",
+	[SNAA_CNT_WCU_DUPLICATES].name = "wcubuf_duplicates",
+	[SNAA_CNT_WCU_NACKS].name = "wcubuf_nacks",
+	[SNAA_CNT_WCU_NACK_FIRST + SNAA_WCUBUF_EV_SEQUENCE].name =
+		"wcubuf_nack_sequence",
+	[SNAA_CNT_WCU_NACK_FIRST + SNAA_WCUBUF_EV_PARITY].name =
+		"wcubuf_nack_parity",
+	[SNAA_CNT_WCU_NACK_FIRST + SNAA_WCUBUF_EV_WINDOW].name =
+		"wcubuf_nack_window",
+	[SNAA_CNT_WCU_NACK_FIRST + SNAA_WCUBUF_EV_RKEY].name =
+		"wcubuf_nack_rkey",
+	[SNAA_CNT_WCU_NACK_FIRST + SNAA_WCUBUF_EV_FRAME_LEN].name =
+		"wcubuf_nack_frame_length",
+	[SNAA_CNT_WCU_NACK_FIRST + SNAA_WCUBUF_EV_PACKET_LEN].name =
+		"wcubuf_nack_packet_length",
+	[SNAA_CNT_WCU_NACK_FIRST + SNAA_WCUBUF_EV_EBF].name =
+		"wcubuf_nack_bad_frame",
+	[SNAA_CNT_WCU_NACK_FIRST + SNAA_WCUBUF_EV_EBP].name =
+		"wcubuf_nack_bad_packet",
+	[SNAA_CNT_WCU_NACK_FIRST + SNAA_WCUBUF_EV_VA].name =
+		"wcubuf_nack_va",
+	[SNAA_CNT_WCU_NACK_FIRST + SNAA_WCUBUF_EV_NO_SOF].name =
+		"wcubuf_nack_no_sof",
+	[SNAA_CNT_WCU_NACK_FIRST + SNAA_WCUBUF_EV_ECC_CORR].name =
+		"wcubuf_nack_ecc_correctable",
+	[SNAA_CNT_WCU_NACK_FIRST + SNAA_WCUBUF_EV_ECC_UNCORR].name =
+		"wcubuf_nack_ecc_uncorrectable",
+	[SNAA_CNT_WCU_ACK_DROPS].name = "wcubuf_ack_drops",
 };
 
 static_assert(SNAA_CNT_DROP_MTU - SNAA_CNT_DROP_FIRST == SNAA_DROP_MTU - 1,

@@ -137,7 +137,8 @@ static int snaa_sq_fetch(struct snaa_qp *qp)
 	prod = snaa_ring_producer(q);
 	if (prod == idx)
 		return 0;
-	if (prod - q->kidx > q->num)
+	/* A WCU.BUF QP's send side is the kernel's (snaa_wcubuf.c). */
+	if (prod - q->kidx > q->num || qp->wcu)
 		return -EPROTO;
 
 	slot = snaa_ring_slot(q, idx);
@@ -979,6 +980,11 @@ int snaa_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 	unsigned long flags;
 	int err = 0;
 
+	if (qp->wcu) {
+		/* No send WRs: see snaa_sq_fetch(). */
+		*bad_wr = wr;
+		return -EINVAL;
+	}
 	if (qp->user) {
 		/* Doorbell: the WQEs are already in the mapped ring. */
 		snaa_sq_kick(qp);

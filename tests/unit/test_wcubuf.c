@@ -1,0 +1,176 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Host unit tests of the WCU.BUF receive mode's arithmetic
+ * (drivers/infiniband/sw/snaa/snaa_wcubuf.h): ring geometry, the write
+ * window with wrap-around of the 64-bit VA, the event bits of a frame's
+ * first packet, the packet length rule and the ACK/NACK bytes.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "snaa_wcubuf.h"
+#include "ktap.h"
+
+#define F	4096u
+#define R	(8ull * F)
+#define EV(b)	SNAA_WCU_EV(b)
+
+static const char *where_str(enum snaa_wcu_where w)
+{
+	return w == SNAA_WCU_IN_WINDOW ? "window" :
+	       w == SNAA_WCU_CONSUMED ? "consumed" : "outside";
+}
+
+static void test_geometry(struct ktap *t)
+{
+	ktap_result(t, snaa_wcu_geom_ok(R, F, 1ull << 40),
+		    "8 frames of 4096 at 2^40: accepted");
+	ktap_result(t, snaa_wcu_geom_ok(3 * 65600ull, 65600, 64),
+		    "3 frames of 65600 (not a power of two): accepted");
+	ktap_result(t, !snaa_wcu_geom_ok(F, F, 1ull << 40),
+		    "one-frame ring: refused (the window would be empty)");
+	ktap_result(t, !snaa_wcu_geom_ok(R, 100, 1ull << 40),
+		    "F not a multiple of 64: refused");
+	ktap_result(t, !snaa_wcu_geom_ok(R + 64, F, 1ull << 40),
+		    "R not a multiple of F: refused");
+	ktap_result(t, !snaa_wcu_geom_ok(R, F, 0),
+		    "VA base 0 (the no-SOF VA): refused");
+	ktap_result(t, !snaa_wcu_geom_ok(R, F, 32),
+		    "VA base not 64-byte aligned: refused");
+	ktap_result(t, !snaa_wcu_geom_ok(65537ull * 64, 64, 64) &&
+		       snaa_wcu_geom_ok(65536ull * 64, 64, 64),
+		    "at most 65536 frames");
+	ktap_result(t, !snaa_wcu_geom_ok(2ull << 40, 1u << 20, 64) &&
+		       !snaa_wcu_geom_ok(4ull << 31, (1u << 31) + 64, 64),
+		    "R above 2^40 or F above 2^31: refused");
+	ktap_result(t, !snaa_wcu_geom_ok(R, 0, 64), "F 0: refused");
+}
+
+struct where_case {
+	uint64_t rp, va;
+	enum snaa_wcu_where want;
+	const char *what;
+};
+
+static void test_window(struct ktap *t)
+{
+	const uint64_t top = UINT64_MAX - F + 1;	/* 2^64 - F */
+	const struct where_case c[] = {
+		{ 1ull << 40, 1ull << 40, SNAA_WCU_IN_WINDOW, "va == rp" },
+		{ 1ull << 40, (1ull << 40) + R - F - 64, SNAA_WCU_IN_WINDOW,
+		  "last byte before rp + R - F" },
+		{ 1ull << 40, (1ull << 40) + R - F, SNAA_WCU_OUTSIDE,
+		  "rp + R - F (the slot of rp - F)" },
+		{ 1ull << 40, (1ull << 40) - F, SNAA_WCU_CONSUMED,
+		  "rp - F" },
+		{ 1ull << 40, (1ull << 40) - R, SNAA_WCU_CONSUMED,
+		  "rp - R" },
+		{ 1ull << 40, (1ull << 40) - R - F, SNAA_WCU_OUTSIDE,
+		  "rp - R - F" },
+		{ 1ull << 40, 0, SNAA_WCU_OUTSIDE, "VA 0 far behind" },
+		{ top, 0, SNAA_WCU_IN_WINDOW, "rp 2^64 - F, VA 0 (wrapped)" },
+		{ top, 5ull * F, SNAA_WCU_IN_WINDOW,
+		  "rp 2^64 - F, VA 5F (wrapped, last frame of the window)" },
+		{ top, 6ull * F, SNAA_WCU_OUTSIDE,
+		  "rp 2^64 - F, VA 6F (wrapped, beyond the window)" },
+		{ 0, top, SNAA_WCU_CONSUMED,
+		  "rp 0, VA 2^64 - F (behind, across the wrap)" },
+		{ 2ull * F, top, SNAA_WCU_CONSUMED,
+		  "rp 2F, VA 2^64 - F (3 frames behind)" },
+		{ 0, UINT64_MAX - R + 1 - F, SNAA_WCU_OUTSIDE,
+		  "rp 0, VA 2^64 - R - F" },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		enum snaa_wcu_where w = snaa_wcu_where(c[i].rp, R, F, c[i].va);
+
+		ktap_result(t, w == c[i].want, "window: %s -> %s (got %s)",
+			    c[i].what, where_str(c[i].want), where_str(w));
+	}
+}
+
+static void test_start_events(struct ktap *t)
+{
+	const uint64_t rp = 1ull << 40;
+	enum snaa_wcu_where w;
+	uint32_t ev;
+
+	ev = snaa_wcu_start_events(rp, R, F, rp + F, F, 7, 7, &w);
+	ktap_result(t, ev == 0 && w == SNAA_WCU_IN_WINDOW,
+		    "good frame: no event (0x%03x)", ev);
+	ev = snaa_wcu_start_events(rp, R, F, rp + F, F, 8, 7, &w);
+	ktap_result(t, ev == EV(RKEY), "other R_Key: bit 3 (0x%03x)", ev);
+	ev = snaa_wcu_start_events(rp, R, F, rp + 1, F, 7, 7, &w);
+	ktap_result(t, ev == EV(VA), "VA + 1: bit 8 (0x%03x)", ev);
+	ev = snaa_wcu_start_events(rp, R, F, rp + 64, F, 7, 7, &w);
+	ktap_result(t, ev == EV(VA), "VA + 64, not a frame start: bit 8 (0x%03x)",
+		    ev);
+	ev = snaa_wcu_start_events(rp, R, F, rp - F + 64, F, 7, 7, &w);
+	ktap_result(t, ev == EV(VA) && w == SNAA_WCU_CONSUMED,
+		    "behind rp but not a frame start: bit 8 (0x%03x)", ev);
+	ev = snaa_wcu_start_events(rp, R, F, rp + R, F, 7, 7, &w);
+	ktap_result(t, ev == EV(WINDOW), "rp + R: bit 2 (0x%03x)", ev);
+	ev = snaa_wcu_start_events(rp, R, F, rp, F + 64, 7, 7, &w);
+	ktap_result(t, ev == EV(FRAME_LEN), "DMA length F + 64: bit 4 (0x%03x)",
+		    ev);
+	ev = snaa_wcu_start_events(rp, R, F, rp, 0, 7, 7, &w);
+	ktap_result(t, ev == EV(FRAME_LEN), "DMA length 0: bit 4 (0x%03x)", ev);
+	ev = snaa_wcu_start_events(rp, R, F, 3, 0, 8, 7, &w);
+	ktap_result(t, ev == (EV(RKEY) | EV(VA) | EV(WINDOW) | EV(FRAME_LEN)),
+		    "everything wrong: bits 2, 3, 4 and 8 together (0x%03x)",
+		    ev);
+	ev = snaa_wcu_start_events(rp, R, F, rp - F, F, 7, 7, &w);
+	ktap_result(t, ev == 0 && w == SNAA_WCU_CONSUMED,
+		    "consumed frame: no event, consumed (0x%03x)", ev);
+}
+
+static void test_packet_len(struct ktap *t)
+{
+	static const struct { uint32_t len; int bad; } c[] = {
+		{ 0, 1 }, { 32, 1 }, { 63, 1 }, { 64, 0 }, { 100, 1 },
+		{ 128, 0 }, { 4032, 0 }, { 4096, 0 }, { 4097, 1 },
+		{ 4160, 1 },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(c) / sizeof(c[0]); i++)
+		ktap_result(t, snaa_wcu_packet_len_bad(c[i].len) == c[i].bad,
+			    "packet of %u bytes: %s", c[i].len,
+			    c[i].bad ? "bit 5" : "fine");
+}
+
+static void test_ack_bytes(struct ktap *t)
+{
+	static const uint8_t want_nack[16] = {
+		0x01, 0x00, 0x00, 0x00,  0x84, 0x02, 0x00, 0x00,
+		0x40, 0x30, 0x20, 0x10,  0x04, 0x03, 0x02, 0x01,
+	};
+	static const uint8_t want_ack[16] = {
+		0, 0, 0, 0,  0, 0, 0, 0,  0x00, 0xf0, 0xff, 0xff,
+		0xff, 0xff, 0xff, 0xff,
+	};
+	uint8_t p[16];
+
+	snaa_wcu_ack_put(p, SNAA_WCUBUF_NACK, EV(WINDOW) | EV(EBP) | EV(NO_SOF),
+			 0x0102030410203040ull);
+	ktap_result(t, !memcmp(p, want_nack, 16),
+		    "NACK window + bad packet + no SOF at 0x0102030410203040: exact little-endian bytes");
+	snaa_wcu_ack_put(p, SNAA_WCUBUF_ACK, 0, UINT64_MAX - F + 1);
+	ktap_result(t, !memcmp(p, want_ack, 16),
+		    "ACK at 2^64 - 4096: exact bytes");
+}
+
+int main(void)
+{
+	struct ktap t;
+
+	ktap_begin(&t, "wcubuf");
+	test_geometry(&t);
+	test_window(&t);
+	test_start_events(&t);
+	test_packet_len(&t);
+	test_ack_bytes(&t);
+	return ktap_end(&t);
+}
