@@ -4,21 +4,26 @@
 #
 #   make            module (W=1) + rdma-core provider + host tests
 #                   + libnaaice, naa-server, naa-client
+#                   + libwcubuf, wcubuf-send, wcubuf-emu
 #   make check      deps, build, host unit tests, VM tests on the default
 #                   kernel, on 6.12 (from bookworm-backports, installed by
 #                   the deps step; SNAA_BACKPORTS=0 skips it) and on the
 #                   debug kernel (KASAN, lockdep, kmemleak: built once per
 #                   machine); ends "N passed, N failed"
 #   make demo       deps, build, boot the VM, show snaa devices, ib_write_bw
-#                   and rping between them, then the NAAICE demo
+#                   and rping between them, then the NAAICE and WCU.BUF demos
 #   make demo-naaice  build, boot the VM, naa-server + naa-client RPCs on
 #                   snaa (on rdma_rxe if snaa cannot do RC)
+#   make demo-wcubuf  build, boot the VM, wcubuf-send streaming images to
+#                   wcubuf-emu on snaa, clean and with 2 % loss
 #   make install    module + provider (honours DESTDIR)
 #   make deps       install the build/test dependencies with apt-get
 #   make bench      snaa vs rdma_rxe in one VM boot, ratio table (bench/results/),
-#                   then make bench-naaice
+#                   then make bench-naaice and make bench-wcubuf
 #   make bench-naaice  NAAICE RPC round trip (1 B - 1 KiB) and throughput
 #                   (4 - 512 MiB), rdma_rxe and snaa in one VM boot
+#   make bench-wcubuf  WCU.BUF streaming rate (wcubuf-send -> wcubuf-emu)
+#                   next to ib_write_bw -c UC on the same path
 #   make fuzz       libFuzzer on the wire-format code, FUZZ_SECONDS (60) per
 #                   target (tests/fuzz/; make check runs a short fixed run)
 #
@@ -40,11 +45,11 @@ KTEST_BUILD := $(PWD)/$(shell sh scripts/modbuild.sh '$(KVER)' $(KTEST_DIR))
 export SNAA_KVER := $(KVER)
 
 .PHONY: all modules provider unit selftests ktest install modules_install \
-	naaice dkms-install check check-deps check-host check-vm check-compat \
-	check-debug demo demo-naaice deps \
-	style sparse clean help bench bench-naaice fuzz
+	naaice wcubuf dkms-install check check-deps check-host check-vm \
+	check-compat check-debug demo demo-naaice demo-wcubuf deps \
+	style sparse clean help bench bench-naaice bench-wcubuf fuzz
 
-all: modules provider unit selftests ktest naaice
+all: modules provider unit selftests ktest naaice wcubuf
 
 help:
 	@awk 'NR < 3 { next } /^#/ { print; next } { exit }' Makefile
@@ -62,6 +67,11 @@ unit:
 # NAAICE API library and the software NAA tools (Documentation/naaice.rst).
 naaice:
 	$(MAKE) -C userspace/libnaaice
+
+# WCU.BUF streaming protocol library, worker and emulator
+# (Documentation/wcubuf.rst); wcubuf-emu links the provider.
+wcubuf: provider
+	$(MAKE) -C userspace/libwcubuf
 
 selftests:
 	$(MAKE) -C selftests/snaa
@@ -88,6 +98,7 @@ modules_install:
 install: modules_install
 	$(MAKE) -C userspace/provider install
 	$(MAKE) -C userspace/libnaaice install
+	$(MAKE) -C userspace/libwcubuf install
 
 dkms-install:
 	sh scripts/dkms-install.sh
@@ -120,10 +131,14 @@ check-debug: all
 # bench.sh builds what it measures itself (and still measures rxe and the
 # UDP ceiling if the snaa build fails).
 bench:
-	bench/bench.sh; rc=$$?; $(MAKE) bench-naaice && exit $$rc
+	bench/bench.sh; rc=$$?; $(MAKE) bench-naaice bench-wcubuf && exit $$rc
 
 bench-naaice: all
 	selftests/vm/run --mem 3072 --timeout 3000 -- sh bench/naaice.sh
+
+# WCU.BUF streaming (wcubuf-send -> wcubuf-emu) next to ib_write_bw -c UC
+bench-wcubuf: all
+	selftests/vm/run --timeout 1800 -- sh bench/wcubuf.sh
 
 # Longer runs than make check's: FUZZ_SECONDS per target, the corpus kept
 # in build/fuzz/corpus/, crash reproducers in build/fuzz/crashes/.
@@ -132,16 +147,20 @@ fuzz:
 
 demo: deps
 	$(MAKE) all
-	selftests/vm/run -- sh -c 'sh scripts/demo.sh && sh scripts/naaice-demo.sh'
+	selftests/vm/run -- sh -c 'sh scripts/demo.sh && sh scripts/naaice-demo.sh && sh scripts/wcubuf-demo.sh'
 
 demo-naaice: all
 	selftests/vm/run -- sh scripts/naaice-demo.sh
+
+demo-wcubuf: all
+	selftests/vm/run -- sh scripts/wcubuf-demo.sh
 
 clean:
 	if [ -d $(MOD_BUILD) ]; then $(MAKE) -C $(KDIR) M=$(MOD_BUILD) clean; fi
 	if [ -d $(KTEST_BUILD) ]; then $(MAKE) -C $(KDIR) M=$(KTEST_BUILD) clean; fi
 	$(MAKE) -C userspace/provider clean
 	$(MAKE) -C userspace/libnaaice clean
+	$(MAKE) -C userspace/libwcubuf clean
 	$(MAKE) -C tests/unit clean
 	$(MAKE) -C tests/fuzz clean
 	$(MAKE) -C selftests/snaa clean

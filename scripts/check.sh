@@ -99,6 +99,7 @@ if [ "$what" = host ] || [ "$what" = all ]; then
 	suite fuzz make -s -C tests/fuzz check
 	suite provider make -s -C userspace/provider check
 	suite naaice make -s -C userspace/libnaaice check
+	suite wcubuf make -s -C userspace/libwcubuf check
 fi
 
 if [ "$what" = kbuild ] || [ "$what" = all ]; then
