@@ -30,15 +30,17 @@ ktap_ok() {
 	echo "ok $ktap_n - $1"
 }
 
+# (Variables of helpers are prefixed: sh has no locals, and a caller's
+# "name" must survive a ktap_fail.)
 ktap_fail() {
 	ktap_n=$((ktap_n + 1))
 	ktap_failed=$((ktap_failed + 1))
-	name=$1
+	kf_name=$1
 	shift
-	for l in "$@"; do
-		printf '%s\n' "$l" | sed 's/^/# /'
+	for kf_l in "$@"; do
+		printf '%s\n' "$kf_l" | sed 's/^/# /'
 	done
-	echo "not ok $ktap_n - $name"
+	echo "not ok $ktap_n - $kf_name"
 }
 
 ktap_finish() {
@@ -120,23 +122,24 @@ snaa_run() {
 
 # check NAME CMD...: one test that passes iff CMD succeeds.
 check() {
-	name=$1
+	ck_name=$1
 	shift
-	if out=$("$@" 2>&1); then
-		ktap_ok "$name"
+	if ck_out=$("$@" 2>&1); then
+		ktap_ok "$ck_name"
 	else
-		ktap_fail "$name" "command failed: $*" "$out"
+		ktap_fail "$ck_name" "command failed: $*" "$ck_out"
 	fi
 }
 
 # check_fails NAME CMD...: passes iff CMD fails.
 check_fails() {
-	name=$1
+	ck_name=$1
 	shift
-	if out=$("$@" 2>&1); then
-		ktap_fail "$name" "command unexpectedly succeeded: $*" "$out"
+	if ck_out=$("$@" 2>&1); then
+		ktap_fail "$ck_name" "command unexpectedly succeeded: $*" \
+			"$ck_out"
 	else
-		ktap_ok "$name"
+		ktap_ok "$ck_name"
 	fi
 }
 
