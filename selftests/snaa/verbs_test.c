@@ -152,7 +152,7 @@ static bool failed_with(const char *what, const void *obj, int err, int want)
 
 /* ---- options ------------------------------------------------------------- */
 
-#define NCASES 9
+#define NCASES 10
 
 static struct {
 	struct vu_dev a, b;		/* --dev-a, --gid-a, --ipv6, ... */
@@ -176,7 +176,7 @@ VU_PAIR_USAGE
 "  --cases LIST          comma-separated case numbers to run (default: all):\n"
 "                        1 objects, 2 states, 3 posting, 4 flush, 5 events,\n"
 "                        6 inline, 7 receive errors, 8 address handles,\n"
-"                        9 hardening\n"
+"                        9 hardening, 10 extended CQ\n"
 "  --help                show this help\n"
 "\n"
 "Exit status: 0 all checks passed, 1 a check or the setup failed, 2 usage\n"
@@ -224,15 +224,17 @@ struct qp_req {
 	uint32_t send_wr, recv_wr, send_sge, recv_sge, inline_data;
 	bool channel;			/* receive CQ on a comp. channel */
 	int rcq_depth;			/* receive CQ entries; 0: CQ_DEPTH */
+	bool rcq_ex;			/* receive CQ from ibv_create_cq_ex */
 };
 
-static const struct qp_req REQ_DEFAULT = { 16, 16, 2, 2, 0, false, 0 };
+static const struct qp_req REQ_DEFAULT = { 16, 16, 2, 2, 0, false, 0, false };
 
 struct ep {
 	char label;
 	struct vu_dev *d;
 	struct ibv_comp_channel *ch;
 	struct ibv_cq *scq, *rcq;
+	struct ibv_cq_ex *rcq_ex;	/* rcq, if qp_req.rcq_ex */
 	struct ibv_qp *qp;
 	struct ibv_qp_cap cap;		/* granted */
 	struct vu_buf mem;		/* BUF_LEN bytes, QP_ACCESS */
@@ -282,8 +284,21 @@ static int ep_open(struct ep *e, struct vu_dev *d, char label,
 		}
 	}
 	e->scq = ibv_create_cq(d->ctx, CQ_DEPTH, NULL, NULL, 0);
-	e->rcq = ibv_create_cq(d->ctx, r->rcq_depth ? r->rcq_depth : CQ_DEPTH,
-			       e, e->ch, 0);
+	if (r->rcq_ex) {
+		struct ibv_cq_init_attr_ex ca = {
+			.cqe = r->rcq_depth ? r->rcq_depth : CQ_DEPTH,
+			.cq_context = e,
+			.channel = e->ch,
+			.wc_flags = IBV_WC_STANDARD_FLAGS,
+		};
+
+		e->rcq_ex = ibv_create_cq_ex(d->ctx, &ca);
+		e->rcq = e->rcq_ex ? ibv_cq_ex_to_cq(e->rcq_ex) : NULL;
+	} else {
+		e->rcq = ibv_create_cq(d->ctx,
+				       r->rcq_depth ? r->rcq_depth : CQ_DEPTH,
+				       e, e->ch, 0);
+	}
 	if (!e->scq || !e->rcq) {
 		vu_diag("%c: ibv_create_cq: %s", label, strerror(errno));
 		goto err;
@@ -1203,7 +1218,7 @@ static void case_posting(struct vu_dev *d)
 	printf("# case 3: posting errors (device %s, QPs in INIT)\n",
 	       d->name);
 	if (!fx_setup("posting", FX_RESET, &e1, d, NULL, &e2, d,
-		      &(struct qp_req){ 4, 4, 1, 1, 0, false, 0 }))
+		      &(struct qp_req){ 4, 4, 1, 1, 0, false, 0, false }))
 		return;
 	ok = eq_ret("RESET->INIT", ep_init(&e1), 0);
 	ok &= eq_ret("RESET->INIT", ep_init(&e2), 0);
@@ -2206,7 +2221,7 @@ static bool wait_async_events(struct ibv_context *ctx, struct want_event *want,
 
 static void hardening_cq_overflow(struct vu_dev *da, struct vu_dev *db)
 {
-	static const struct qp_req rb = { 16, 16, 2, 2, 0, false, 1 };
+	static const struct qp_req rb = { 16, 16, 2, 2, 0, false, 1, false };
 	long long before, after;
 	struct ibv_wc wc;
 	struct ep a, b;
@@ -2355,6 +2370,186 @@ static void case_hardening(struct vu_dev *da, struct vu_dev *db)
 
 /* ---- main ---------------------------------------------------------------- */
 
+/* ---- case 10: the extended CQ (ibv_create_cq_ex, ibv_start_poll) -------- */
+
+/* What one work completion said, read either way. */
+struct wc_fields {
+	uint64_t wr_id;
+	int status, opcode;
+	uint32_t byte_len, imm, qp_num, src_qp, wc_flags, sl;
+};
+
+static void wc_fields_ex(struct ibv_cq_ex *cq, struct wc_fields *f)
+{
+	f->wr_id = cq->wr_id;
+	f->status = cq->status;
+	f->opcode = ibv_wc_read_opcode(cq);
+	f->byte_len = ibv_wc_read_byte_len(cq);
+	f->wc_flags = ibv_wc_read_wc_flags(cq);
+	f->imm = f->wc_flags & IBV_WC_WITH_IMM ?
+		 ntohl(ibv_wc_read_imm_data(cq)) : 0;
+	f->qp_num = ibv_wc_read_qp_num(cq);
+	f->src_qp = ibv_wc_read_src_qp(cq);
+	f->sl = ibv_wc_read_sl(cq);
+}
+
+static void wc_fields_wc(const struct ibv_wc *wc, struct wc_fields *f)
+{
+	f->wr_id = wc->wr_id;
+	f->status = wc->status;
+	f->opcode = wc->opcode;
+	f->byte_len = wc->byte_len;
+	f->wc_flags = wc->wc_flags;
+	f->imm = wc->wc_flags & IBV_WC_WITH_IMM ? ntohl(wc->imm_data) : 0;
+	f->qp_num = wc->qp_num;
+	f->src_qp = wc->src_qp;
+	f->sl = wc->sl;
+}
+
+static bool wc_fields_eq(const char *what, const struct wc_fields *got,
+			 const struct wc_fields *want)
+{
+	if (!memcmp(got, want, sizeof(*got)))
+		return true;
+	vu_diag("%s: wr_id 0x%" PRIx64 " status %d opcode %d byte_len %u imm 0x%x qp %u src_qp %u flags 0x%x sl %u",
+		what, got->wr_id, got->status, got->opcode, got->byte_len,
+		got->imm, got->qp_num, got->src_qp, got->wc_flags, got->sl);
+	vu_diag("%s: want wr_id 0x%" PRIx64 " status %d opcode %d byte_len %u imm 0x%x qp %u src_qp %u flags 0x%x sl %u",
+		what, want->wr_id, want->status, want->opcode,
+		want->byte_len, want->imm, want->qp_num, want->src_qp,
+		want->wc_flags, want->sl);
+	return false;
+}
+
+/*
+ * Three messages from A to B (SEND of 100 bytes, SEND with immediate of
+ * 0 bytes, WRITE with immediate of 64 bytes), B's receives posted with
+ * wr_id base + 0..2; waits until A's sends completed.
+ */
+static bool cq_ex_traffic(struct ep *a, struct ep *b, uint64_t base)
+{
+	static const struct { enum ibv_wr_opcode op; uint32_t len, imm; } m[3] = {
+		{ IBV_WR_SEND, 100, 0 },
+		{ IBV_WR_SEND_WITH_IMM, 0, 0x12345678 },
+		{ IBV_WR_RDMA_WRITE_WITH_IMM, 64, 0xabcdef01 },
+	};
+	struct ibv_send_wr wr, *bad;
+	struct ibv_sge sge;
+	struct ibv_wc wc[3];
+	int i;
+
+	for (i = 0; i < 3; i++)
+		if (post_recv1(b, base + i, RCV_OFF + 256 * i, 256)) {
+			vu_diag("ibv_post_recv failed");
+			return false;
+		}
+	for (i = 0; i < 3; i++) {
+		memset(&wr, 0, sizeof(wr));
+		sge.addr = (uintptr_t)a->mem.p;
+		sge.length = m[i].len;
+		sge.lkey = a->mem.mr->lkey;
+		wr.wr_id = base + 0x100 + i;
+		wr.sg_list = &sge;
+		wr.num_sge = m[i].len ? 1 : 0;
+		wr.opcode = m[i].op;
+		wr.send_flags = IBV_SEND_SIGNALED;
+		wr.imm_data = htonl(m[i].imm);
+		wr.wr.rdma.remote_addr = (uintptr_t)(b->mem.p + WR_OFF);
+		wr.wr.rdma.rkey = b->mem.mr->rkey;
+		if (ibv_post_send(a->qp, &wr, &bad)) {
+			vu_diag("ibv_post_send failed");
+			return false;
+		}
+		psn_advance(a, b, m[i].len);
+	}
+	if (vu_poll_cq(a->scq, wc, 3, vu_now() + 5) != 3) {
+		vu_diag("the sends did not complete");
+		return false;
+	}
+	vu_nap_us(50000);	/* the receive side is on the same path */
+	return true;
+}
+
+static void case_cq_ex(struct vu_dev *da, struct vu_dev *db)
+{
+	struct qp_req rb = REQ_DEFAULT;
+	struct ibv_poll_cq_attr pa = { 0 };
+	struct ibv_cq_init_attr_ex ca = { .cqe = 4 };
+	struct wc_fields want[3], got;
+	struct ibv_cq_ex *cq;
+	struct ibv_wc wc[4];
+	struct ep a, b;
+	bool ok;
+	int i, ret;
+
+	printf("# case 10: extended CQ (A %s, B %s)\n", da->name, db->name);
+	ca.wc_flags = IBV_WC_STANDARD_FLAGS | IBV_WC_EX_WITH_COMPLETION_TIMESTAMP;
+	errno = 0;
+	cq = ibv_create_cq_ex(db->ctx, &ca);
+	ok = !cq && errno == EOPNOTSUPP;
+	if (cq)
+		ibv_destroy_cq(ibv_cq_ex_to_cq(cq));
+	ca.wc_flags = IBV_WC_STANDARD_FLAGS;
+	ca.comp_mask = IBV_CQ_INIT_ATTR_MASK_FLAGS;
+	ca.flags = IBV_CREATE_CQ_ATTR_IGNORE_OVERRUN;
+	errno = 0;
+	cq = ibv_create_cq_ex(db->ctx, &ca);
+	ok = ok && !cq && errno == EOPNOTSUPP;
+	if (cq)
+		ibv_destroy_cq(ibv_cq_ex_to_cq(cq));
+	vu_report(ok, "cq_ex: completion timestamps and IGNORE_OVERRUN refused with EOPNOTSUPP");
+
+	rb.rcq_ex = true;
+	if (!fx_setup("cq_ex", FX_RTS, &a, da, NULL, &b, db, &rb))
+		return;
+	ret = ibv_start_poll(b.rcq_ex, &pa);
+	ok = ret == ENOENT;
+	if (!ok)
+		vu_diag("ibv_start_poll on an empty CQ: %d", ret);
+	vu_report(ok, "cq_ex: ibv_start_poll on an empty CQ returns ENOENT");
+
+	/* what ibv_poll_cq() says of the three messages, on the same CQ */
+	ok = cq_ex_traffic(&a, &b, 0x7000) &&
+	     ibv_poll_cq(b.rcq, 4, wc) == 3;
+	for (i = 0; ok && i < 3; i++)
+		wc_fields_wc(&wc[i], &want[i]);
+	ok = ok && want[0].opcode == IBV_WC_RECV && want[0].byte_len == 100 &&
+	     want[1].opcode == IBV_WC_RECV && want[1].imm == 0x12345678 &&
+	     want[2].opcode == IBV_WC_RECV_RDMA_WITH_IMM &&
+	     want[2].byte_len == 64 && want[2].imm == 0xabcdef01 &&
+	     want[2].qp_num == b.qp->qp_num;
+	vu_report(ok, "cq_ex: ibv_poll_cq on an extended CQ returns the three completions");
+
+	/* the same messages again, read with start/next/end_poll */
+	ok = ok && cq_ex_traffic(&a, &b, 0x7000);
+	ret = ok ? ibv_start_poll(b.rcq_ex, &pa) : -1;
+	for (i = 0; ok && i < 3; i++) {
+		char what[32];
+
+		if (ret) {
+			vu_diag("completion %d: %s returned %d", i,
+				i ? "ibv_next_poll" : "ibv_start_poll", ret);
+			ok = false;
+			break;
+		}
+		wc_fields_ex(b.rcq_ex, &got);
+		snprintf(what, sizeof(what), "completion %d", i);
+		ok = wc_fields_eq(what, &got, &want[i]);
+		ret = ibv_next_poll(b.rcq_ex);
+	}
+	if (ok && ret != ENOENT) {
+		vu_diag("ibv_next_poll after the last: %d", ret);
+		ok = false;
+	}
+	if (!ret || ret == ENOENT)
+		ibv_end_poll(b.rcq_ex);
+	vu_report(ok, "cq_ex: ibv_start_poll/ibv_next_poll read every field as ibv_poll_cq does, then ENOENT");
+	ok = ibv_poll_cq(b.rcq, 4, wc) == 0 &&
+	     ibv_start_poll(b.rcq_ex, &pa) == ENOENT;
+	vu_report(ok, "cq_ex: nothing left after ibv_end_poll");
+	fx_teardown(&a, &b);
+}
+
 int main(int argc, char **argv)
 {
 	struct ibv_device **list = NULL;
@@ -2415,6 +2610,8 @@ int main(int argc, char **argv)
 		case_ah(&a, &b);
 	if (opt.run[9])
 		case_hardening(&a, &b);
+	if (opt.run[10])
+		case_cq_ex(&a, &b);
 
 	ret = vu_ktap_finish(t0);
 out:

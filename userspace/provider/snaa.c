@@ -67,12 +67,19 @@ struct snaa_mr {
 };
 
 struct snaa_cq {
-	struct ibv_cq ibv_cq;
+	/* libibverbs' verbs_cq: an extended CQ is an ibv_cq_ex */
+	union {
+		struct ibv_cq ibv_cq;
+		struct ibv_cq_ex cq_ex;
+	};
 	pthread_spinlock_t lock;	/* q, map, map_len, broken */
 	struct snaa_queue q;
 	void *map;
 	size_t map_len;
 	bool broken;		/* resize left no usable ring */
+	/* extended CQ: the CQE between start_poll and end_poll */
+	struct snaa_cqe cur;
+	bool polling;		/* @cur is consumed at next/end_poll */
 };
 
 /* A QP's SQ or RQ: its ring and the lock serialising posts to it. */
@@ -409,9 +416,9 @@ static bool snaa_cq_geometry_ok(uint32_t num_cqe, uint32_t ring_size,
 	       num_cqe >= granted_cqe;
 }
 
-static struct ibv_cq *snaa_create_cq(struct ibv_context *ibctx, int cqe,
-				     struct ibv_comp_channel *channel,
-				     int comp_vector)
+static struct snaa_cq *snaa_cq_new(struct ibv_context *ibctx, int cqe,
+				    struct ibv_comp_channel *channel,
+				    int comp_vector)
 {
 	struct snaa_create_cq_resp resp;
 	struct ibv_create_cq cmd;
@@ -464,7 +471,7 @@ static struct ibv_cq *snaa_create_cq(struct ibv_context *ibctx, int cqe,
 	cq->map = map;
 	cq->map_len = resp.drv.ring_size;
 	pthread_spin_init(&cq->lock, PTHREAD_PROCESS_PRIVATE);
-	return &cq->ibv_cq;
+	return cq;
 
 err_destroy:
 	if (ibv_cmd_destroy_cq(&cq->ibv_cq))
@@ -472,6 +479,199 @@ err_destroy:
 	free(cq);
 	errno = ret;
 	return NULL;
+}
+
+static struct ibv_cq *snaa_create_cq(struct ibv_context *ibctx, int cqe,
+				     struct ibv_comp_channel *channel,
+				     int comp_vector)
+{
+	struct snaa_cq *cq = snaa_cq_new(ibctx, cqe, channel, comp_vector);
+
+	return cq ? &cq->ibv_cq : NULL;
+}
+
+/* ---- extended CQ: ibv_start_poll() and friends ---- */
+
+static inline struct snaa_cq *snaa_cq_of_ex(struct ibv_cq_ex *cq_ex)
+{
+	return snaa_container_of(cq_ex, struct snaa_cq, cq_ex);
+}
+
+/*
+ * Take the next CQE into cq->cur, without consuming it yet.  Return 0,
+ * ENOENT (empty) or EIO (the ring is unusable).
+ */
+static int snaa_cq_ex_fetch(struct snaa_cq *cq)
+{
+	struct snaa_queue *q = &cq->q;
+	uint32_t prod;
+
+	if (cq->broken)
+		return EIO;
+	prod = snaa_load_acquire(&q->ring->producer);
+	if (prod - q->index > q->num)
+		return EIO;
+	if (prod == q->index)
+		return ENOENT;
+	memcpy(&cq->cur, snaa_queue_slot(q, q->index), sizeof(cq->cur));
+	cq->cq_ex.wr_id = cq->cur.wr_id;
+	cq->cq_ex.status = (enum ibv_wc_status)cq->cur.status;
+	return 0;
+}
+
+/* Hand the CQE in cq->cur back to the kernel. */
+static void snaa_cq_ex_consume(struct snaa_cq *cq)
+{
+	cq->q.index++;
+	snaa_store_release(&cq->q.ring->consumer, cq->q.index);
+}
+
+/* The lock is held from a successful start_poll to end_poll. */
+static int snaa_start_poll(struct ibv_cq_ex *cq_ex,
+			   struct ibv_poll_cq_attr *attr)
+{
+	struct snaa_cq *cq = snaa_cq_of_ex(cq_ex);
+	int ret;
+
+	if (attr->comp_mask)
+		return EINVAL;
+	pthread_spin_lock(&cq->lock);
+	ret = snaa_cq_ex_fetch(cq);
+	if (ret) {
+		pthread_spin_unlock(&cq->lock);
+		return ret;
+	}
+	cq->polling = true;
+	return 0;
+}
+
+static int snaa_next_poll(struct ibv_cq_ex *cq_ex)
+{
+	struct snaa_cq *cq = snaa_cq_of_ex(cq_ex);
+	int ret;
+
+	if (cq->polling)
+		snaa_cq_ex_consume(cq);
+	cq->polling = false;
+	ret = snaa_cq_ex_fetch(cq);
+	if (ret)
+		return ret;
+	cq->polling = true;
+	return 0;
+}
+
+static void snaa_end_poll(struct ibv_cq_ex *cq_ex)
+{
+	struct snaa_cq *cq = snaa_cq_of_ex(cq_ex);
+
+	if (cq->polling)
+		snaa_cq_ex_consume(cq);
+	cq->polling = false;
+	pthread_spin_unlock(&cq->lock);
+}
+
+static enum ibv_wc_opcode snaa_wc_read_opcode(struct ibv_cq_ex *cq_ex)
+{
+	return (enum ibv_wc_opcode)snaa_cq_of_ex(cq_ex)->cur.opcode;
+}
+
+static uint32_t snaa_wc_read_vendor_err(struct ibv_cq_ex *cq_ex)
+{
+	(void)cq_ex;
+	return 0;
+}
+
+static uint32_t snaa_wc_read_byte_len(struct ibv_cq_ex *cq_ex)
+{
+	return snaa_cq_of_ex(cq_ex)->cur.byte_len;
+}
+
+static __be32 snaa_wc_read_imm_data(struct ibv_cq_ex *cq_ex)
+{
+	return (__be32)snaa_cq_of_ex(cq_ex)->cur.imm_data;
+}
+
+static uint32_t snaa_wc_read_qp_num(struct ibv_cq_ex *cq_ex)
+{
+	return snaa_cq_of_ex(cq_ex)->cur.qp_num;
+}
+
+static uint32_t snaa_wc_read_src_qp(struct ibv_cq_ex *cq_ex)
+{
+	return snaa_cq_of_ex(cq_ex)->cur.src_qp;
+}
+
+static unsigned int snaa_wc_read_wc_flags(struct ibv_cq_ex *cq_ex)
+{
+	struct ibv_wc wc;
+
+	snaa_cqe_to_wc(&snaa_cq_of_ex(cq_ex)->cur, &wc);
+	return wc.wc_flags;
+}
+
+static uint32_t snaa_wc_read_slid(struct ibv_cq_ex *cq_ex)
+{
+	(void)cq_ex;
+	return 0;	/* RoCE: no LIDs */
+}
+
+static uint8_t snaa_wc_read_sl(struct ibv_cq_ex *cq_ex)
+{
+	return snaa_cq_of_ex(cq_ex)->cur.sl;
+}
+
+static uint8_t snaa_wc_read_dlid_path_bits(struct ibv_cq_ex *cq_ex)
+{
+	(void)cq_ex;
+	return 0;
+}
+
+/* The work completion fields an extended CQ can report. */
+#define SNAA_CQ_EX_WC_FLAGS	IBV_WC_STANDARD_FLAGS
+
+/*
+ * ibv_create_cq_ex(): the same ring as a CQ, read through the
+ * ibv_start_poll() family.  No completion timestamps (the device has no
+ * clock to report), none of the vendor fields, no flags.
+ */
+static struct ibv_cq_ex *snaa_create_cq_ex(struct ibv_context *ibctx,
+					   struct ibv_cq_init_attr_ex *attr)
+{
+	struct ibv_cq_ex *ex;
+	struct snaa_cq *cq;
+
+	if ((attr->comp_mask & ~(uint32_t)(IBV_CQ_INIT_ATTR_MASK_FLAGS |
+					   IBV_CQ_INIT_ATTR_MASK_PD)) ||
+	    (attr->wc_flags & ~(uint64_t)SNAA_CQ_EX_WC_FLAGS) ||
+	    ((attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_FLAGS) &&
+	     attr->flags)) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	if (attr->cqe > INT32_MAX) {
+		errno = EINVAL;
+		return NULL;
+	}
+	cq = snaa_cq_new(ibctx, (int)attr->cqe, attr->channel,
+			 (int)attr->comp_vector);
+	if (!cq)
+		return NULL;
+	verbs_init_cq(&cq->ibv_cq, ibctx, attr->channel, attr->cq_context);
+	ex = &cq->cq_ex;
+	ex->start_poll = snaa_start_poll;
+	ex->next_poll = snaa_next_poll;
+	ex->end_poll = snaa_end_poll;
+	ex->read_opcode = snaa_wc_read_opcode;
+	ex->read_vendor_err = snaa_wc_read_vendor_err;
+	ex->read_wc_flags = snaa_wc_read_wc_flags;
+	ex->read_byte_len = snaa_wc_read_byte_len;
+	ex->read_imm_data = snaa_wc_read_imm_data;
+	ex->read_qp_num = snaa_wc_read_qp_num;
+	ex->read_src_qp = snaa_wc_read_src_qp;
+	ex->read_slid = snaa_wc_read_slid;
+	ex->read_sl = snaa_wc_read_sl;
+	ex->read_dlid_path_bits = snaa_wc_read_dlid_path_bits;
+	return ex;
 }
 
 static int snaa_destroy_cq(struct ibv_cq *ibcq)
@@ -922,6 +1122,7 @@ static const struct verbs_context_ops snaa_context_ops = {
 	.alloc_pd = snaa_alloc_pd,
 	.create_ah = snaa_create_ah,
 	.create_cq = snaa_create_cq,
+	.create_cq_ex = snaa_create_cq_ex,
 	.create_qp = snaa_create_qp,
 	.dealloc_pd = snaa_dealloc_pd,
 	.dereg_mr = snaa_dereg_mr,

@@ -190,7 +190,9 @@ struct verbs_context_ops {
 				    int cqe,
 				    struct ibv_comp_channel *channel,
 				    int comp_vector);
-	snaa_pabi_unused_op create_cq_ex;			/* 16 */
+	struct ibv_cq_ex *(*create_cq_ex)(			/* 16 */
+			struct ibv_context *ctx,
+			struct ibv_cq_init_attr_ex *attr);
 	snaa_pabi_unused_op create_flow;			/* 17 */
 	snaa_pabi_unused_op create_flow_action_esp;		/* 18 */
 	struct ibv_qp *(*create_qp)(struct ibv_pd *pd,		/* 19 */
@@ -401,6 +403,14 @@ int ibv_cmd_create_cq(struct ibv_context *ctx, int cqe,
 		      size_t cmd_size, struct ib_uverbs_create_cq_resp *resp,
 		      size_t resp_size);
 int ibv_cmd_destroy_cq(struct ibv_cq *cq);
+/*
+ * What ibv_create_cq() does after the provider's create_cq: the channel,
+ * cq_context, event counters, mutex and condition variable.  An
+ * extended CQ (create_cq_ex, which libibverbs returns as is) calls it
+ * itself.
+ */
+void verbs_init_cq(struct ibv_cq *cq, struct ibv_context *ctx,
+		   struct ibv_comp_channel *channel, void *cq_context);
 int ibv_cmd_req_notify_cq(struct ibv_cq *cq, int solicited_only);
 /*
  * A write()-ABI command: sent with write(), or wrapped in the

@@ -309,7 +309,7 @@ static const char *const pabi_declared[] = {
 	"ibv_cmd_get_context", "ibv_cmd_modify_qp", "ibv_cmd_poll_cq",
 	"ibv_cmd_post_recv", "ibv_cmd_post_send", "ibv_cmd_query_device_any",
 	"ibv_cmd_query_port", "ibv_cmd_query_qp", "ibv_cmd_reg_mr",
-	"ibv_cmd_req_notify_cq", "ibv_cmd_resize_cq",
+	"ibv_cmd_req_notify_cq", "ibv_cmd_resize_cq", "verbs_init_cq",
 };
 
 /* What the provider exports: the direct verbs of snaadv.h, nothing else. */
@@ -328,6 +328,7 @@ static const char *const pabi_required[] = {
 	"ibv_cmd_destroy_cq", "ibv_cmd_req_notify_cq", "ibv_cmd_resize_cq",
 	"ibv_cmd_create_qp", "ibv_cmd_modify_qp", "ibv_cmd_query_qp",
 	"ibv_cmd_destroy_qp", "ibv_cmd_create_ah", "ibv_cmd_destroy_ah",
+	"verbs_init_cq",
 };
 
 static int in_list(const char *s, const char *const *list, size_t n)
