@@ -152,7 +152,7 @@ static bool failed_with(const char *what, const void *obj, int err, int want)
 
 /* ---- options ------------------------------------------------------------- */
 
-#define NCASES 10
+#define NCASES 11
 
 static struct {
 	struct vu_dev a, b;		/* --dev-a, --gid-a, --ipv6, ... */
@@ -176,7 +176,7 @@ VU_PAIR_USAGE
 "  --cases LIST          comma-separated case numbers to run (default: all):\n"
 "                        1 objects, 2 states, 3 posting, 4 flush, 5 events,\n"
 "                        6 inline, 7 receive errors, 8 address handles,\n"
-"                        9 hardening, 10 extended CQ\n"
+"                        9 hardening, 10 extended CQ, 11 ibv_wr_* API\n"
 "  --help                show this help\n"
 "\n"
 "Exit status: 0 all checks passed, 1 a check or the setup failed, 2 usage\n"
@@ -225,9 +225,10 @@ struct qp_req {
 	bool channel;			/* receive CQ on a comp. channel */
 	int rcq_depth;			/* receive CQ entries; 0: CQ_DEPTH */
 	bool rcq_ex;			/* receive CQ from ibv_create_cq_ex */
+	uint64_t send_ops;		/* ibv_create_qp_ex send_ops_flags */
 };
 
-static const struct qp_req REQ_DEFAULT = { 16, 16, 2, 2, 0, false, 0, false };
+static const struct qp_req REQ_DEFAULT = { 16, 16, 2, 2, 0, false, 0, false, 0 };
 
 struct ep {
 	char label;
@@ -309,7 +310,21 @@ static int ep_open(struct ep *e, struct vu_dev *d, char label,
 			strerror(ret));
 		goto err;
 	}
-	e->qp = vu_qp_create(d->pd, IBV_QPT_UC, e->scq, e->rcq, &cap);
+	if (r->send_ops) {
+		struct ibv_qp_init_attr_ex ax = {
+			.send_cq = e->scq, .recv_cq = e->rcq, .cap = cap,
+			.qp_type = IBV_QPT_UC, .pd = d->pd,
+			.comp_mask = IBV_QP_INIT_ATTR_PD |
+				     IBV_QP_INIT_ATTR_SEND_OPS_FLAGS,
+			.send_ops_flags = r->send_ops,
+		};
+
+		e->qp = ibv_create_qp_ex(d->ctx, &ax);
+		if (e->qp)
+			cap = ax.cap;
+	} else {
+		e->qp = vu_qp_create(d->pd, IBV_QPT_UC, e->scq, e->rcq, &cap);
+	}
 	if (!e->qp) {
 		vu_diag("%c: ibv_create_qp(UC): %s", label, strerror(errno));
 		goto err;
@@ -1218,7 +1233,7 @@ static void case_posting(struct vu_dev *d)
 	printf("# case 3: posting errors (device %s, QPs in INIT)\n",
 	       d->name);
 	if (!fx_setup("posting", FX_RESET, &e1, d, NULL, &e2, d,
-		      &(struct qp_req){ 4, 4, 1, 1, 0, false, 0, false }))
+		      &(struct qp_req){ 4, 4, 1, 1, 0, false, 0, false, 0 }))
 		return;
 	ok = eq_ret("RESET->INIT", ep_init(&e1), 0);
 	ok &= eq_ret("RESET->INIT", ep_init(&e2), 0);
@@ -2221,7 +2236,7 @@ static bool wait_async_events(struct ibv_context *ctx, struct want_event *want,
 
 static void hardening_cq_overflow(struct vu_dev *da, struct vu_dev *db)
 {
-	static const struct qp_req rb = { 16, 16, 2, 2, 0, false, 1, false };
+	static const struct qp_req rb = { 16, 16, 2, 2, 0, false, 1, false, 0 };
 	long long before, after;
 	struct ibv_wc wc;
 	struct ep a, b;
@@ -2550,6 +2565,159 @@ static void case_cq_ex(struct vu_dev *da, struct vu_dev *db)
 	fx_teardown(&a, &b);
 }
 
+/* ---- case 11: the ibv_wr_* send API ---------------------------------------- */
+
+#define WR_API_OPS	(IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM | \
+			 IBV_QP_EX_WITH_RDMA_WRITE | \
+			 IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM)
+
+static void case_wr_api(struct vu_dev *da, struct vu_dev *db)
+{
+	struct qp_req ra = REQ_DEFAULT;
+	struct ibv_qp_init_attr_ex ax;
+	struct ibv_sge big[17], two[2];
+	struct ibv_qp_ex *qpx;
+	struct ibv_qp *qp;
+	struct ibv_wc wc[4];
+	uint8_t want[256], inl[40];
+	struct ep a, b;
+	bool ok;
+	int i, n, ret;
+
+	printf("# case 11: ibv_wr_* API (A %s, B %s)\n", da->name, db->name);
+	memset(&ax, 0, sizeof(ax));
+	ax.pd = da->pd;
+	ax.qp_type = IBV_QPT_UC;
+	ax.cap.max_send_wr = ax.cap.max_recv_wr = 4;
+	ax.cap.max_send_sge = ax.cap.max_recv_sge = 1;
+	ax.send_cq = ax.recv_cq = ibv_create_cq(da->ctx, 8, NULL, NULL, 0);
+	ax.comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
+	ax.send_ops_flags = IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_BIND_MW;
+	errno = 0;
+	qp = ax.send_cq ? ibv_create_qp_ex(da->ctx, &ax) : NULL;
+	ok = !qp && errno == EOPNOTSUPP;
+	if (qp)
+		ibv_destroy_qp(qp);
+	ax.send_ops_flags = IBV_QP_EX_WITH_RDMA_READ;	/* RC only */
+	errno = 0;
+	qp = ax.send_cq ? ibv_create_qp_ex(da->ctx, &ax) : NULL;
+	ok = ok && !qp && errno == EOPNOTSUPP;
+	if (qp)
+		ibv_destroy_qp(qp);
+	if (ax.send_cq)
+		ibv_destroy_cq(ax.send_cq);
+	vu_report(ok, "wr_api: send_ops_flags snaa cannot do (bind MW; READ on UC) refused with EOPNOTSUPP");
+
+	ra.send_ops = WR_API_OPS;
+	ra.inline_data = 64;
+	if (!fx_setup("wr_api", FX_RTS, &a, da, &ra, &b, db, NULL))
+		return;
+	qpx = ibv_qp_to_qp_ex(a.qp);
+	ok = qpx != NULL;
+	vu_report(ok, "wr_api: ibv_qp_to_qp_ex finds the extended QP");
+	if (!ok)
+		goto out;
+
+	/* one batch: SEND (1 SGE), SEND with immediate (inline), WRITE
+	 * with immediate (2 SGEs) */
+	vu_fill_prng(want, sizeof(want), 0x11);
+	memcpy(a.mem.p + SRC_OFF, want, sizeof(want));
+	memcpy(inl, want, sizeof(inl));
+	for (i = 0; i < 3; i++)	/* the WRITE with immediate takes one */
+		if (post_recv1(&b, 0x8000 + i, RCV_OFF + 1024 * i, 1024))
+			ok = false;
+	two[0] = (struct ibv_sge){ (uintptr_t)(a.mem.p + SRC_OFF), 100,
+				   a.mem.mr->lkey };
+	two[1] = (struct ibv_sge){ (uintptr_t)(a.mem.p + SRC_OFF + 100), 156,
+				   a.mem.mr->lkey };
+	ibv_wr_start(qpx);
+	qpx->wr_id = 0x9000;
+	qpx->wr_flags = IBV_SEND_SIGNALED;
+	ibv_wr_send(qpx);
+	ibv_wr_set_sge(qpx, a.mem.mr->lkey, (uintptr_t)(a.mem.p + SRC_OFF),
+		       200);
+	qpx->wr_id = 0x9001;
+	qpx->wr_flags = IBV_SEND_SIGNALED | IBV_SEND_INLINE;
+	ibv_wr_send_imm(qpx, htonl(0x55aa55aa));
+	ibv_wr_set_inline_data(qpx, inl, sizeof(inl));
+	memset(inl, 0, sizeof(inl));	/* the data was copied */
+	qpx->wr_id = 0x9002;
+	qpx->wr_flags = IBV_SEND_SIGNALED;
+	ibv_wr_rdma_write_imm(qpx, b.mem.mr->rkey,
+			      (uintptr_t)(b.mem.p + WR_OFF), htonl(0x01020304));
+	ibv_wr_set_sge_list(qpx, 2, two);
+	ret = ibv_wr_complete(qpx);
+	if (ret) {
+		vu_diag("ibv_wr_complete: %s", strerror(ret));
+		ok = false;
+	}
+	n = ok ? vu_poll_cq(a.scq, wc, 3, vu_now() + 5) : 0;
+	for (i = 0; i < n; i++)
+		if (wc[i].status || wc[i].wr_id != 0x9000u + i)
+			ok = false;
+	ok = ok && n == 3;
+	vu_report(ok, "wr_api: a batch of SEND, SEND_IMM (inline) and WRITE_IMM (2 SGEs) completes in order");
+	n = vu_poll_cq(b.rcq, wc, 3, vu_now() + 5);
+	vu_nap_us(20000);
+	ok = n >= 2 && wc[0].wr_id == 0x8000 && wc[0].byte_len == 200 &&
+	     wc[0].opcode == IBV_WC_RECV &&
+	     wc[1].wr_id == 0x8001 && wc[1].byte_len == 40 &&
+	     (wc[1].wc_flags & IBV_WC_WITH_IMM) &&
+	     ntohl(wc[1].imm_data) == 0x55aa55aa &&
+	     vu_bytes_eq("SEND", b.mem.p + RCV_OFF, want, 200, 0) &&
+	     vu_bytes_eq("SEND_IMM inline", b.mem.p + RCV_OFF + 1024, want,
+			 40, 0) &&
+	     vu_bytes_eq("WRITE_IMM", b.mem.p + WR_OFF, want, 256, 0);
+	if (ok && n == 2)
+		n += vu_poll_cq(b.rcq, wc + 2, 1, vu_now() + 5);
+	ok = ok && n == 3 && wc[2].opcode == IBV_WC_RECV_RDMA_WITH_IMM &&
+	     wc[2].byte_len == 256 && ntohl(wc[2].imm_data) == 0x01020304;
+	vu_report(ok, "wr_api: B receives every byte, immediate and length as posted");
+
+	/* a failing batch leaves no trace */
+	for (i = 0; i < 17; i++)
+		big[i] = two[0];
+	ibv_wr_start(qpx);
+	qpx->wr_id = 0x9100;
+	qpx->wr_flags = IBV_SEND_SIGNALED;
+	ibv_wr_send(qpx);
+	ibv_wr_set_sge(qpx, a.mem.mr->lkey, (uintptr_t)(a.mem.p + SRC_OFF),
+		       8);
+	ibv_wr_send(qpx);
+	ibv_wr_set_sge_list(qpx, 17, big);
+	ret = ibv_wr_complete(qpx);
+	ok = ret == EINVAL;
+	ibv_wr_start(qpx);
+	ibv_wr_rdma_read(qpx, b.mem.mr->rkey, (uintptr_t)b.mem.p);
+	ibv_wr_set_sge(qpx, a.mem.mr->lkey, (uintptr_t)a.mem.p, 8);
+	ret = ibv_wr_complete(qpx);
+	ok = ok && ret == EINVAL;
+	ibv_wr_start(qpx);
+	ibv_wr_send(qpx);
+	ibv_wr_set_sge(qpx, a.mem.mr->lkey, (uintptr_t)a.mem.p, 8);
+	ibv_wr_abort(qpx);
+	ok = ok && vu_cq_stays_empty(a.scq, 100, "A's send CQ") &&
+	     vu_cq_stays_empty(b.rcq, 100, "B's receive CQ");
+	vu_report(ok, "wr_api: a batch with 17 SGEs or an op outside send_ops_flags fails with EINVAL, an aborted one posts nothing");
+
+	/* and the QP still works */
+	ok = !post_recv1(&b, 0x8003, RCV_OFF, 1024);
+	ibv_wr_start(qpx);
+	qpx->wr_id = 0x9200;
+	qpx->wr_flags = IBV_SEND_SIGNALED;
+	ibv_wr_send(qpx);
+	ibv_wr_set_sge(qpx, a.mem.mr->lkey, (uintptr_t)(a.mem.p + SRC_OFF),
+		       64);
+	ok = ok && !ibv_wr_complete(qpx) &&
+	     vu_poll_cq(a.scq, wc, 1, vu_now() + 5) == 1 && !wc[0].status &&
+	     wc[0].wr_id == 0x9200 &&
+	     vu_poll_cq(b.rcq, wc, 1, vu_now() + 5) == 1 &&
+	     wc[0].wr_id == 0x8003 && wc[0].byte_len == 64;
+	vu_report(ok, "wr_api: after the failed batches the next one is delivered");
+out:
+	fx_teardown(&a, &b);
+}
+
 int main(int argc, char **argv)
 {
 	struct ibv_device **list = NULL;
@@ -2612,6 +2780,8 @@ int main(int argc, char **argv)
 		case_hardening(&a, &b);
 	if (opt.run[10])
 		case_cq_ex(&a, &b);
+	if (opt.run[11])
+		case_wr_api(&a, &b);
 
 	ret = vu_ktap_finish(t0);
 out:

@@ -99,6 +99,7 @@ struct snaa_qp {
 	 */
 	union {
 		struct ibv_qp ibv_qp;
+		struct ibv_qp_ex qp_ex;		/* create_qp_ex with send ops */
 		char qp_ex_shadow[SNAA_PABI_QP_EX_SHADOW];
 	};
 	struct snaa_wq sq;
@@ -110,6 +111,25 @@ struct snaa_qp {
 	struct ibv_post_recv rq_db;
 	struct ib_uverbs_post_recv_resp rq_db_resp;
 	struct snaa_wcu *wcu;		/* WCU.BUF receive mode */
+	struct snaa_wr_batch *wrb;	/* the ibv_wr_* API, if enabled */
+};
+
+/*
+ * The ibv_wr_* batch being built, between wr_start and wr_complete (or
+ * wr_abort), under the SQ lock.  WR i of the batch goes into the slot of
+ * sq.q.index + i; the producer index moves only at wr_complete, so an
+ * aborted or failed batch leaves no trace.  A WR is encoded when its
+ * data is set (inline data is copied then, as the API allows the caller
+ * to reuse the buffer at once); a WR whose data is never set is encoded
+ * without any when the next one starts or the batch completes.
+ */
+struct snaa_wr_batch {
+	uint64_t ops;			/* IBV_QP_EX_WITH_* granted */
+	uint32_t n;			/* WRs started */
+	bool encoded;			/* WR n - 1 is in its slot */
+	int err;			/* first error: the batch fails */
+	struct ibv_send_wr wr;		/* WR n - 1 */
+	struct ibv_sge sge[SNAA_MAX_SGE];
 };
 
 /*
@@ -1005,6 +1025,397 @@ static struct ibv_qp *snaa_create_qp(struct ibv_pd *ibpd,
 	return snaa_create_qp_ureq(ibpd, attr, NULL, NULL);
 }
 
+static int snaa_destroy_qp(struct ibv_qp *ibqp);
+
+/* ---- the ibv_wr_* send API (ibv_create_qp_ex with send_ops_flags) ---- */
+
+static inline struct snaa_qp *snaa_qp_of_ex(struct ibv_qp_ex *qpx)
+{
+	return snaa_container_of(qpx, struct snaa_qp, qp_ex);
+}
+
+/* Check and write WR n - 1 of the batch into its slot. */
+static void snaa_wr_encode(struct snaa_qp *qp)
+{
+	struct snaa_wr_batch *b = qp->wrb;
+	uint32_t inline_len;
+	int err;
+
+	if (b->err || !b->n || b->encoded)
+		return;
+	err = snaa_sq_check_wr(&qp->sq_caps, &b->wr, &inline_len);
+	if (err) {
+		b->err = err;
+		return;
+	}
+	snaa_sqe_encode(snaa_queue_slot(&qp->sq.q, qp->sq.q.index + b->n - 1),
+			qp->sq_caps.qp_type, &b->wr, inline_len);
+	b->encoded = true;
+}
+
+/* A new WR of the batch with @opcode; false if the batch has failed. */
+static bool snaa_wr_begin(struct ibv_qp_ex *qpx, enum ibv_wr_opcode opcode,
+			  uint64_t op_flag)
+{
+	struct snaa_qp *qp = snaa_qp_of_ex(qpx);
+	struct snaa_wr_batch *b = qp->wrb;
+	struct snaa_queue *q = &qp->sq.q;
+	uint32_t cons;
+
+	snaa_wr_encode(qp);
+	if (b->err)
+		return false;
+	if (!(b->ops & op_flag)) {
+		b->err = EINVAL;	/* not in send_ops_flags */
+		return false;
+	}
+	cons = snaa_load_acquire(&q->ring->consumer);
+	if (q->index + b->n - cons >= q->limit) {
+		b->err = ENOMEM;
+		return false;
+	}
+	memset(&b->wr, 0, sizeof(b->wr));
+	b->wr.wr_id = qpx->wr_id;
+	b->wr.send_flags = qpx->wr_flags;
+	b->wr.opcode = opcode;
+	b->wr.sg_list = b->sge;
+	b->n++;
+	b->encoded = false;
+	return true;
+}
+
+static void snaa_wr_start(struct ibv_qp_ex *qpx)
+{
+	struct snaa_qp *qp = snaa_qp_of_ex(qpx);
+
+	pthread_spin_lock(&qp->sq.lock);
+	qp->wrb->n = 0;
+	qp->wrb->err = qp->sq.q.ring ? 0 : ENOMEM;
+	qp->wrb->encoded = false;
+}
+
+static int snaa_wr_complete(struct ibv_qp_ex *qpx)
+{
+	struct snaa_qp *qp = snaa_qp_of_ex(qpx);
+	struct snaa_wr_batch *b = qp->wrb;
+	int err, db_err;
+	uint32_t n;
+
+	snaa_wr_encode(qp);
+	err = b->err;
+	n = err ? 0 : b->n;
+	if (n) {
+		qp->sq.q.index += n;
+		snaa_store_release(&qp->sq.q.ring->producer, qp->sq.q.index);
+	}
+	pthread_spin_unlock(&qp->sq.lock);
+	if (n && snaa_ring_needs_doorbell(qp->sq.q.ring)) {
+		db_err = snaa_ring_doorbell(qp->ibv_qp.context, &qp->sq_db,
+					    sizeof(qp->sq_db));
+		if (db_err) {
+			snaa_ctx_err(qp->ibv_qp.context,
+				     "QP %u: SQ doorbell failed: %s",
+				     qp->ibv_qp.qp_num, strerror(db_err));
+			err = db_err;
+		}
+	}
+	return err;
+}
+
+static void snaa_wr_abort(struct ibv_qp_ex *qpx)
+{
+	pthread_spin_unlock(&snaa_qp_of_ex(qpx)->sq.lock);
+}
+
+static void snaa_wr_send(struct ibv_qp_ex *qpx)
+{
+	snaa_wr_begin(qpx, IBV_WR_SEND, IBV_QP_EX_WITH_SEND);
+}
+
+static void snaa_wr_send_imm(struct ibv_qp_ex *qpx, __be32 imm)
+{
+	if (snaa_wr_begin(qpx, IBV_WR_SEND_WITH_IMM,
+			  IBV_QP_EX_WITH_SEND_WITH_IMM))
+		snaa_qp_of_ex(qpx)->wrb->wr.imm_data = imm;
+}
+
+static void snaa_wr_rdma(struct ibv_qp_ex *qpx, enum ibv_wr_opcode opcode,
+			 uint64_t op_flag, uint32_t rkey, uint64_t raddr,
+			 __be32 imm)
+{
+	struct snaa_wr_batch *b = snaa_qp_of_ex(qpx)->wrb;
+
+	if (!snaa_wr_begin(qpx, opcode, op_flag))
+		return;
+	b->wr.wr.rdma.rkey = rkey;
+	b->wr.wr.rdma.remote_addr = raddr;
+	b->wr.imm_data = imm;
+}
+
+static void snaa_wr_rdma_write(struct ibv_qp_ex *qpx, uint32_t rkey,
+			       uint64_t raddr)
+{
+	snaa_wr_rdma(qpx, IBV_WR_RDMA_WRITE, IBV_QP_EX_WITH_RDMA_WRITE, rkey,
+		     raddr, 0);
+}
+
+static void snaa_wr_rdma_write_imm(struct ibv_qp_ex *qpx, uint32_t rkey,
+				   uint64_t raddr, __be32 imm)
+{
+	snaa_wr_rdma(qpx, IBV_WR_RDMA_WRITE_WITH_IMM,
+		     IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM, rkey, raddr, imm);
+}
+
+static void snaa_wr_rdma_read(struct ibv_qp_ex *qpx, uint32_t rkey,
+			      uint64_t raddr)
+{
+	snaa_wr_rdma(qpx, IBV_WR_RDMA_READ, IBV_QP_EX_WITH_RDMA_READ, rkey,
+		     raddr, 0);
+}
+
+static void snaa_wr_atomic(struct ibv_qp_ex *qpx, enum ibv_wr_opcode opcode,
+			   uint64_t op_flag, uint32_t rkey, uint64_t raddr,
+			   uint64_t compare_add, uint64_t swap)
+{
+	struct snaa_wr_batch *b = snaa_qp_of_ex(qpx)->wrb;
+
+	if (!snaa_wr_begin(qpx, opcode, op_flag))
+		return;
+	b->wr.wr.atomic.rkey = rkey;
+	b->wr.wr.atomic.remote_addr = raddr;
+	b->wr.wr.atomic.compare_add = compare_add;
+	b->wr.wr.atomic.swap = swap;
+}
+
+static void snaa_wr_atomic_cmp_swp(struct ibv_qp_ex *qpx, uint32_t rkey,
+				   uint64_t raddr, uint64_t compare,
+				   uint64_t swap)
+{
+	snaa_wr_atomic(qpx, IBV_WR_ATOMIC_CMP_AND_SWP,
+		       IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP, rkey, raddr, compare,
+		       swap);
+}
+
+static void snaa_wr_atomic_fetch_add(struct ibv_qp_ex *qpx, uint32_t rkey,
+				     uint64_t raddr, uint64_t add)
+{
+	snaa_wr_atomic(qpx, IBV_WR_ATOMIC_FETCH_AND_ADD,
+		       IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD, rkey, raddr, add, 0);
+}
+
+static void snaa_wr_set_ud_addr(struct ibv_qp_ex *qpx, struct ibv_ah *ah,
+				uint32_t remote_qpn, uint32_t remote_qkey)
+{
+	struct snaa_qp *qp = snaa_qp_of_ex(qpx);
+	struct snaa_wr_batch *b = qp->wrb;
+	struct snaa_sqe *sqe;
+
+	if (b->err || !b->n)
+		return;
+	if (qp->sq_caps.qp_type != IBV_QPT_UD || !ah ||
+	    remote_qpn & ~SNAA_QPN_MASK) {
+		b->err = EINVAL;
+		return;
+	}
+	b->wr.wr.ud.ah = ah;
+	b->wr.wr.ud.remote_qpn = remote_qpn;
+	b->wr.wr.ud.remote_qkey = remote_qkey;
+	if (!b->encoded)
+		return;
+	/* the data came first: the WR is in its slot already */
+	sqe = snaa_queue_slot(&qp->sq.q, qp->sq.q.index + b->n - 1);
+	sqe->ah_handle = snaa_ahn(ah);
+	sqe->remote_qpn = remote_qpn;
+	sqe->remote_qkey = remote_qkey;
+}
+
+static void snaa_wr_set_sge_list(struct ibv_qp_ex *qpx, size_t num_sge,
+				 const struct ibv_sge *sg_list)
+{
+	struct snaa_qp *qp = snaa_qp_of_ex(qpx);
+	struct snaa_wr_batch *b = qp->wrb;
+
+	if (b->err || !b->n || b->encoded)
+		return;
+	if (num_sge > SNAA_MAX_SGE || (num_sge && !sg_list)) {
+		b->err = EINVAL;
+		return;
+	}
+	memcpy(b->sge, sg_list, num_sge * sizeof(*sg_list));
+	b->wr.num_sge = (int)num_sge;
+	b->wr.send_flags &= ~(unsigned int)IBV_SEND_INLINE;
+	snaa_wr_encode(qp);
+}
+
+static void snaa_wr_set_sge(struct ibv_qp_ex *qpx, uint32_t lkey,
+			    uint64_t addr, uint32_t length)
+{
+	struct ibv_sge sge = { .addr = addr, .length = length, .lkey = lkey };
+
+	snaa_wr_set_sge_list(qpx, 1, &sge);
+}
+
+/* Inline data: copied into the slot right away. */
+static void snaa_wr_set_inline_data_list(struct ibv_qp_ex *qpx,
+					 size_t num_buf,
+					 const struct ibv_data_buf *buf_list)
+{
+	struct snaa_qp *qp = snaa_qp_of_ex(qpx);
+	struct snaa_wr_batch *b = qp->wrb;
+	size_t i;
+
+	if (b->err || !b->n || b->encoded)
+		return;
+	if (num_buf > SNAA_MAX_SGE || (num_buf && !buf_list)) {
+		b->err = EINVAL;
+		return;
+	}
+	for (i = 0; i < num_buf; i++) {
+		b->sge[i].addr = (uintptr_t)buf_list[i].addr;
+		b->sge[i].length = (uint32_t)buf_list[i].length;
+		b->sge[i].lkey = 0;
+		if (buf_list[i].length > UINT32_MAX) {
+			b->err = EINVAL;
+			return;
+		}
+	}
+	b->wr.num_sge = (int)num_buf;
+	b->wr.send_flags |= IBV_SEND_INLINE;
+	snaa_wr_encode(qp);
+}
+
+static void snaa_wr_set_inline_data(struct ibv_qp_ex *qpx, void *addr,
+				    size_t length)
+{
+	struct ibv_data_buf buf = { .addr = addr, .length = length };
+
+	snaa_wr_set_inline_data_list(qpx, 1, &buf);
+}
+
+/* What the ibv_wr_* API can post, per QP type. */
+static uint64_t snaa_wr_ops(enum ibv_qp_type type)
+{
+	uint64_t send = IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM;
+	uint64_t write = IBV_QP_EX_WITH_RDMA_WRITE |
+			 IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM;
+
+	switch (type) {
+	case IBV_QPT_RC:
+		return send | write | IBV_QP_EX_WITH_RDMA_READ |
+		       IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP |
+		       IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD;
+	case IBV_QPT_UC:
+		return send | write;
+	case IBV_QPT_UD:
+		return send;
+	default:
+		return 0;
+	}
+}
+
+/*
+ * libibverbs finds the ibv_qp_ex through verbs_qp.comp_mask, which sits
+ * right after its own struct ibv_qp_ex: 352 bytes in rdma-core 44, 360
+ * from 45 on (snaa_pabi.h).  Set the flag where the running library
+ * looks, found by asking it.
+ */
+#define SNAA_VERBS_QP_EX	(1U << 1)
+
+static int snaa_qp_ex_publish(struct snaa_qp *qp)
+{
+	static const size_t offs[] = { 352, 360 };
+	size_t i;
+
+	for (i = 0; i < sizeof(offs) / sizeof(offs[0]); i++) {
+		uint32_t *mask = (uint32_t *)((char *)&qp->ibv_qp + offs[i]);
+
+		*mask |= SNAA_VERBS_QP_EX;
+		if (ibv_qp_to_qp_ex(&qp->ibv_qp) == &qp->qp_ex)
+			return 0;
+		*mask &= ~SNAA_VERBS_QP_EX;
+	}
+	return EPROTO;
+}
+
+_Static_assert(sizeof(struct ibv_qp_ex) <= 352 &&
+	       360 + sizeof(uint32_t) <= SNAA_PABI_QP_EX_SHADOW,
+	       "the comp_mask candidates lie in the shadow, past our ibv_qp_ex");
+
+static struct ibv_qp *snaa_create_qp_ex(struct ibv_context *ibctx,
+					struct ibv_qp_init_attr_ex *ax)
+{
+	struct ibv_qp_init_attr attr;
+	struct ibv_qp_ex *qpx;
+	struct snaa_qp *qp;
+	struct ibv_qp *ibqp;
+	uint64_t ops = 0;
+	int err;
+
+	if ((ax->comp_mask & ~(uint32_t)(IBV_QP_INIT_ATTR_PD |
+					 IBV_QP_INIT_ATTR_SEND_OPS_FLAGS)) ||
+	    !(ax->comp_mask & IBV_QP_INIT_ATTR_PD)) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	if (ax->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) {
+		ops = ax->send_ops_flags;
+		if (!ops || ops & ~snaa_wr_ops(ax->qp_type)) {
+			errno = EOPNOTSUPP;
+			return NULL;
+		}
+	}
+	memset(&attr, 0, sizeof(attr));
+	attr.qp_context = ax->qp_context;
+	attr.send_cq = ax->send_cq;
+	attr.recv_cq = ax->recv_cq;
+	attr.srq = ax->srq;
+	attr.cap = ax->cap;
+	attr.qp_type = ax->qp_type;
+	attr.sq_sig_all = ax->sq_sig_all;
+	ibqp = snaa_create_qp_ureq(ax->pd, &attr, NULL, NULL);
+	if (!ibqp)
+		return NULL;
+	ax->cap = attr.cap;
+	if (!ops)
+		return ibqp;
+
+	qp = snaa_qp(ibqp);
+	qp->wrb = calloc(1, sizeof(*qp->wrb));
+	if (!qp->wrb) {
+		err = ENOMEM;
+		goto err_destroy;
+	}
+	qp->wrb->ops = ops;
+	qpx = &qp->qp_ex;
+	qpx->wr_start = snaa_wr_start;
+	qpx->wr_complete = snaa_wr_complete;
+	qpx->wr_abort = snaa_wr_abort;
+	qpx->wr_send = snaa_wr_send;
+	qpx->wr_send_imm = snaa_wr_send_imm;
+	qpx->wr_rdma_write = snaa_wr_rdma_write;
+	qpx->wr_rdma_write_imm = snaa_wr_rdma_write_imm;
+	qpx->wr_rdma_read = snaa_wr_rdma_read;
+	qpx->wr_atomic_cmp_swp = snaa_wr_atomic_cmp_swp;
+	qpx->wr_atomic_fetch_add = snaa_wr_atomic_fetch_add;
+	qpx->wr_set_ud_addr = snaa_wr_set_ud_addr;
+	qpx->wr_set_sge = snaa_wr_set_sge;
+	qpx->wr_set_sge_list = snaa_wr_set_sge_list;
+	qpx->wr_set_inline_data = snaa_wr_set_inline_data;
+	qpx->wr_set_inline_data_list = snaa_wr_set_inline_data_list;
+	err = snaa_qp_ex_publish(qp);
+	if (err) {
+		snaa_ctx_err(ibctx,
+			     "libibverbs does not find the QP's ibv_qp_ex at any layout this provider knows: the ibv_wr_* API is unavailable");
+		goto err_destroy;
+	}
+	return ibqp;
+
+err_destroy:
+	snaa_destroy_qp(ibqp);
+	errno = err;
+	return NULL;
+}
+
 static int snaa_destroy_qp(struct ibv_qp *ibqp)
 {
 	struct snaa_qp *qp = snaa_qp(ibqp);
@@ -1014,6 +1425,7 @@ static int snaa_destroy_qp(struct ibv_qp *ibqp)
 	if (ret)
 		return ret;
 	snaa_wcu_unmap(qp);
+	free(qp->wrb);
 	snaa_wq_unmap(&qp->sq);
 	snaa_wq_unmap(&qp->rq);
 	pthread_spin_destroy(&qp->sq.lock);
@@ -1124,6 +1536,7 @@ static const struct verbs_context_ops snaa_context_ops = {
 	.create_cq = snaa_create_cq,
 	.create_cq_ex = snaa_create_cq_ex,
 	.create_qp = snaa_create_qp,
+	.create_qp_ex = snaa_create_qp_ex,
 	.dealloc_pd = snaa_dealloc_pd,
 	.dereg_mr = snaa_dereg_mr,
 	.destroy_ah = snaa_destroy_ah,

@@ -197,7 +197,9 @@ struct verbs_context_ops {
 	snaa_pabi_unused_op create_flow_action_esp;		/* 18 */
 	struct ibv_qp *(*create_qp)(struct ibv_pd *pd,		/* 19 */
 				    struct ibv_qp_init_attr *attr);
-	snaa_pabi_unused_op create_qp_ex;			/* 20 */
+	struct ibv_qp *(*create_qp_ex)(				/* 20 */
+			struct ibv_context *ctx,
+			struct ibv_qp_init_attr_ex *attr);
 	snaa_pabi_unused_op create_rwq_ind_table;		/* 21 */
 	snaa_pabi_unused_op create_srq;				/* 22 */
 	snaa_pabi_unused_op create_srq_ex;			/* 23 */
