@@ -241,6 +241,7 @@ tgt_fd() {
 	T2) echo 4 ;;
 	T3) echo 5 ;;
 	T4) echo 6 ;;
+	T5) echo 7 ;;
 	esac
 }
 
@@ -258,6 +259,7 @@ tgt_start() {
 	T2) exec 4>"$TGT_TMP/$t.in" ;;
 	T3) exec 5>"$TGT_TMP/$t.in" ;;
 	T4) exec 6>"$TGT_TMP/$t.in" ;;
+	T5) exec 7>"$TGT_TMP/$t.in" ;;
 	esac
 	if ! wait_for 30 grep -q '^qpn=' "$TGT_TMP/$t.out"; then
 		echo "# $t did not start:"
@@ -269,14 +271,14 @@ tgt_start() {
 
 # tgt_stop_all: kill every target started and close its FIFO.
 tgt_stop_all() {
-	for p in ${T1_PID:-} ${T2_PID:-} ${T3_PID:-} ${T4_PID:-}; do
+	for p in ${T1_PID:-} ${T2_PID:-} ${T3_PID:-} ${T4_PID:-} ${T5_PID:-}; do
 		kill "$p" 2>/dev/null
 	done
-	for p in ${T1_PID:-} ${T2_PID:-} ${T3_PID:-} ${T4_PID:-}; do
+	for p in ${T1_PID:-} ${T2_PID:-} ${T3_PID:-} ${T4_PID:-} ${T5_PID:-}; do
 		wait "$p" 2>/dev/null
 	done
-	T1_PID= T2_PID= T3_PID= T4_PID=
-	exec 3>&- 4>&- 5>&- 6>&-
+	T1_PID= T2_PID= T3_PID= T4_PID= T5_PID=
+	exec 3>&- 4>&- 5>&- 6>&- 7>&-
 }
 
 # field KEY LINE: the value of KEY=VALUE in LINE.

@@ -172,7 +172,8 @@ check_deltas() {
 		{ d[$1] = $2; if ($1 ~ /^drop_/) sum += $2 }
 		END {
 			for (k in d) {
-				if (k !~ /^drop_/ && k != "rx_packets") continue
+				if (k !~ /^drop_/ && k != "rx_packets" && !(k in w))
+					continue
 				if (k ~ /^drop_/ && ("drop_sum" in w)) continue
 				want = (k in w) ? w[k] : 0
 				if (d[k] != want)
@@ -270,11 +271,14 @@ tgt_start T3 --mtu 1024 --recv 0 --qp-no-remote-write ||
 	{ ktap_fail "start uc_target T3"; ktap_finish; }
 tgt_start T4 --mtu 256 --recv 1 --recv-len 512 --psn 0x300 ||
 	{ ktap_fail "start uc_target T4"; ktap_finish; }
-ktap_ok "four uc_target QPs in RTR on $DEV"
+tgt_start T5 --rc --mtu 1024 --recv 0 --psn 0x500 ||
+	{ ktap_fail "start uc_target T5 (RC)"; ktap_finish; }
+ktap_ok "five uc_target QPs (four UC, one RC) in RTR on $DEV"
 echo "# T1: $T1_INFO"
 echo "# T2: $T2_INFO"
 echo "# T3: $T3_INFO"
 echo "# T4: $T4_INFO"
+echo "# T5: $T5_INFO"
 
 Q1=$(field qpn "$T1_INFO")
 R1=$(field rkey "$T1_INFO")
@@ -289,6 +293,10 @@ V2=$(field va "$T2_INFO")
 Q3=$(field qpn "$T3_INFO")
 Q4=$(field qpn "$T4_INFO")
 R3=$(field rkey "$T3_INFO")
+Q5=$(field qpn "$T5_INFO")
+R5=$(field rkey "$T5_INFO")
+V5=$(field va "$T5_INFO")
+P5=$(field psn "$T5_INFO")
 V3=$(field va "$T3_INFO")
 
 # Packets leave with DF set: a path MTU veth1 (MTU 1500, so RoCE MTU
@@ -386,6 +394,23 @@ t1 "after the forged WRITE_FIRST: WRITE_MIDDLE is out of sequence, not after a P
 	--payload-len 256
 t1 "destination address $ADDR_OTHER: a local address, not the QP's" \
 	"rx_packets=1 drop_bad_address=1" $W1 --daddr "$ADDR_OTHER"
+
+# The same for an RC QP (T5, in RTR): a forged request never reaches the
+# responder, so the genuine one at the same PSN is new, not a duplicate
+# of it (rc_duplicate_requests stays), and is ACKed.
+W5="--rkey $R5 --va $V5 --dma-len 64 --payload-len 64 --ackreq"
+t5() {
+	send "$1" "$2" --qpn "$Q5" --psn "$P5" --opcode RC_RDMA_WRITE_ONLY $W5 \
+		"$3" "$4"
+}
+t5 "RC: forged source address $ADDR_SPOOF" \
+	"rx_packets=1 drop_bad_address=1 rc_duplicate_requests=0" \
+	--saddr "$ADDR_SPOOF"
+t5 "RC: destination address $ADDR_OTHER" \
+	"rx_packets=1 drop_bad_address=1 rc_duplicate_requests=0" \
+	--daddr "$ADDR_OTHER"
+t5 "RC: the genuine WRITE at that PSN is a new request, ACKed" \
+	"rx_packets=1 rc_duplicate_requests=0 rc_acks_sent=1" --fill 0x5a
 
 # ---- opcodes and BTH fields --------------------------------------------------------
 

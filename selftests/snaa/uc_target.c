@@ -71,6 +71,7 @@ static struct {
 	uint32_t dest_qpn;
 	const char *dgid;
 	bool qp_no_remote_write;
+	bool rc;			/* an RC QP instead of UC */
 } opt = {
 	.gid_idx = -1, .size = 65536, .recv = 4, .recv_len = 64,
 	.mtu = 1024, .dest_qpn = 0x11,
@@ -116,6 +117,7 @@ static void usage(FILE *f)
 "  --dgid ADDR       the peer's GID as an IPv4 or IPv6 address (default:\n"
 "                    our own GID)\n"
 "  --qp-no-remote-write  QP access flags without REMOTE_WRITE\n"
+"  --rc              an RC QP (in RTR: it answers with ACKs) instead of UC\n"
 "  -h, --help        this text\n"
 "\n"
 "Exit status: 0 after dump/quit/end of input, 1 error, 2 usage error.\n",
@@ -125,7 +127,7 @@ static void usage(FILE *f)
 static void parse_args(int argc, char **argv)
 {
 	enum { O_DEV = 256, O_GID, O_SIZE, O_RECV, O_RECV_LEN, O_PSN, O_MTU,
-	       O_DQPN, O_DGID, O_NORW };
+	       O_DQPN, O_DGID, O_NORW, O_RC };
 	static const struct option lo[] = {
 		{ "dev", required_argument, NULL, O_DEV },
 		{ "gid-idx", required_argument, NULL, O_GID },
@@ -137,6 +139,7 @@ static void parse_args(int argc, char **argv)
 		{ "dest-qpn", required_argument, NULL, O_DQPN },
 		{ "dgid", required_argument, NULL, O_DGID },
 		{ "qp-no-remote-write", no_argument, NULL, O_NORW },
+		{ "rc", no_argument, NULL, O_RC },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
@@ -184,6 +187,9 @@ static void parse_args(int argc, char **argv)
 			break;
 		case O_DGID:
 			opt.dgid = optarg;
+			break;
+		case O_RC:
+			opt.rc = true;
 			break;
 		case O_NORW:
 			opt.qp_no_remote_write = true;
@@ -361,10 +367,10 @@ static int setup(void)
 	cap.max_recv_wr = rslots;
 	cap.max_send_sge = 1;
 	cap.max_recv_sge = 1;
-	qp = vu_qp_create(pd, IBV_QPT_UC, cq, cq, &cap);
+	qp = vu_qp_create(pd, opt.rc ? IBV_QPT_RC : IBV_QPT_UC, cq, cq, &cap);
 	if (!qp) {
-		fprintf(stderr, "uc_target: ibv_create_qp(UC): %s\n",
-			strerror(errno));
+		fprintf(stderr, "uc_target: ibv_create_qp(%s): %s\n",
+			opt.rc ? "RC" : "UC", strerror(errno));
 		return -1;
 	}
 
