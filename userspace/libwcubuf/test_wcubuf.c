@@ -16,7 +16,7 @@
 #include "wcubuf.h"
 #include "wcubuf_int.h"
 
-#define PLAN	152
+#define PLAN	154
 
 static void test_status_codec(void)
 {
@@ -513,6 +513,13 @@ static void test_emu(void)
 	q = req_of(WCUBUF_STAT_REQ, 0x13, 0x5555);
 	result(wcubuf_emu_handle(&e, g1, &q, &r, &qk) == WCUBUF_EMU_FULL,
 	       "a fourth worker in a table of three: not answered");
+	e.idle_s = 60;
+	e.now = 59;
+	result(wcubuf_emu_handle(&e, g1, &q, &r, &qk) == WCUBUF_EMU_FULL &&
+	       !e.reclaimed,
+	       "... nor with the others silent for 59 s of an idle limit of 60");
+	e.now = 0;
+	e.idle_s = 0;
 
 	q = req_of(WCUBUF_DATA_REQ, 0x11, 0x777);
 	q.lid = 7;
@@ -548,6 +555,36 @@ static void test_emu(void)
 	x = wcubuf_emu_handle(&e, g1, &q, &r, &qk);
 	result(x == WCUBUF_EMU_REPLY && r.method == WCUBUF_DATA_DOWN &&
 	       downs == 2, "a repeated DATA_TERM: DATA_DOWN again, nothing torn");
+	/* g1 QPN 0x11 (data up) spoke at 0 s, g2 QPN 0x11 at 0 s, g1 QPN
+	 * 0x12 now at 50 s and a frame of g2 arrived at 70 s: at 100 s a
+	 * new worker takes the slot of g1 QPN 0x11, silent for 100 s */
+	e.idle_s = 60;
+	e.now = 50;
+	q = req_of(WCUBUF_STAT_REQ, 0x12, 0x5555);
+	wcubuf_emu_handle(&e, g1, &q, &r, &qk);
+	e.now = 70;
+	wcubuf_emu_seen(&e, wcubuf_emu_find(&e, g2, 0x11));
+	{
+		struct wcubuf_emu_worker *old = wcubuf_emu_find(&e, g1, 0x11);
+		unsigned int slot = old ? old->slot : 99;
+		int d0 = downs + (old && old->data_up ? 1 : 0);
+
+		e.now = 100;
+		q = req_of(WCUBUF_STAT_REQ, 0x14, 0x5555);
+		x = wcubuf_emu_handle(&e, g1, &q, &r, &qk);
+		result(x == WCUBUF_EMU_REPLY && e.reclaimed == 1 &&
+		       !wcubuf_emu_find(&e, g1, 0x11) &&
+		       wcubuf_emu_find(&e, g1, 0x14) &&
+		       wcubuf_emu_find(&e, g1, 0x14)->slot == slot &&
+		       downs == d0 &&
+		       wcubuf_emu_count(&e) == 3,
+		       "table full, idle limit 60 s: a new worker takes the slot of the one silent 100 s (its data channel torn down)");
+		q = req_of(WCUBUF_STAT_TERM, 0x14, 0);
+		wcubuf_emu_handle(&e, g1, &q, &r, &qk);
+		q = req_of(WCUBUF_STAT_REQ, 0x11, 0x5555);
+		wcubuf_emu_handle(&e, g1, &q, &r, &qk);
+		e.idle_s = 0;
+	}
 	q = req_of(WCUBUF_STAT_TERM, 0x11, 0);
 	x = wcubuf_emu_handle(&e, g2, &q, &r, &qk);
 	result(x == WCUBUF_EMU_REPLY && r.method == WCUBUF_STAT_DOWN &&

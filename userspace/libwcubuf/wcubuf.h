@@ -356,6 +356,7 @@ struct wcubuf_emu_worker {
 	uint64_t va_offs;	/* DATA_RES VA */
 	unsigned int slot;	/* its index in the table */
 	void *priv;		/* the tool's resources */
+	double last_seen;	/* wcubuf_emu.now at its last sign of life */
 };
 
 /*
@@ -374,6 +375,17 @@ struct wcubuf_emu {
 	uint32_t frame_size;
 	const struct wcubuf_emu_ops *ops;
 	void *ctx;
+	/*
+	 * The tool's clock (seconds), set before each wcubuf_emu_handle();
+	 * every request a worker sends, and every frame the tool sees from
+	 * it (wcubuf_emu_seen()), is a sign of life.  A STAT_REQ that finds
+	 * the table full takes the slot of the worker silent longest if that
+	 * one has been silent for @idle_s seconds (0: never): a worker that
+	 * died without STAT_TERM does not keep its slot for ever.
+	 */
+	double now;
+	double idle_s;
+	uint64_t reclaimed;			/* slots taken from the silent */
 	/* what happened, for the log */
 	uint64_t requests[WCUBUF_METHOD_NUM];	/* received, by method */
 	uint64_t ignored;			/* not answered */
@@ -387,6 +399,9 @@ void wcubuf_emu_init(struct wcubuf_emu *e, struct wcubuf_emu_worker *w,
 /* The worker (gid, qpn), or NULL. */
 struct wcubuf_emu_worker *wcubuf_emu_find(struct wcubuf_emu *e,
 					  const uint8_t gid[16], uint32_t qpn);
+
+/* A sign of life of @w (a frame arrived) at e->now. */
+void wcubuf_emu_seen(struct wcubuf_emu *e, struct wcubuf_emu_worker *w);
 
 /* Workers in the table. */
 unsigned int wcubuf_emu_count(const struct wcubuf_emu *e);

@@ -33,6 +33,11 @@ struct wcubuf_emu_worker *wcubuf_emu_find(struct wcubuf_emu *e,
 	return NULL;
 }
 
+void wcubuf_emu_seen(struct wcubuf_emu *e, struct wcubuf_emu_worker *w)
+{
+	w->last_seen = e->now;
+}
+
 unsigned int wcubuf_emu_count(const struct wcubuf_emu *e)
 {
 	unsigned int n = 0;
@@ -63,6 +68,26 @@ static void remove_worker(struct wcubuf_emu *e, struct wcubuf_emu_worker *w)
 	w->slot = slot;
 }
 
+/*
+ * The table is full: the worker silent longest, removed, if it has been
+ * silent for e->idle_s; else NULL.
+ */
+static struct wcubuf_emu_worker *silent_worker(struct wcubuf_emu *e)
+{
+	struct wcubuf_emu_worker *old = NULL;
+
+	if (e->idle_s <= 0)
+		return NULL;
+	for (unsigned int i = 0; i < e->slots; i++)
+		if (!old || e->w[i].last_seen < old->last_seen)
+			old = &e->w[i];
+	if (!old || e->now - old->last_seen < e->idle_s)
+		return NULL;
+	remove_worker(e, old);
+	e->reclaimed++;
+	return old;
+}
+
 enum wcubuf_emu_result wcubuf_emu_handle(struct wcubuf_emu *e,
 					 const uint8_t gid[16],
 					 const struct wcubuf_status *req,
@@ -74,6 +99,8 @@ enum wcubuf_emu_result wcubuf_emu_handle(struct wcubuf_emu *e,
 
 	if (req->method < WCUBUF_METHOD_NUM)
 		e->requests[req->method]++;
+	if (w)
+		w->last_seen = e->now;
 	*res = wcubuf_status_make(WCUBUF_STAT_RES);
 	res->lid = req->lid;
 	res->qpn = req->qpn;
@@ -84,14 +111,18 @@ enum wcubuf_emu_result wcubuf_emu_handle(struct wcubuf_emu *e,
 		if (!w) {
 			for (i = 0; i < e->slots && e->w[i].used; i++)
 				;
-			if (i == e->slots) {
+			if (i == e->slots)
+				w = silent_worker(e);
+			else
+				w = &e->w[i];
+			if (!w) {
 				e->ignored++;
 				return WCUBUF_EMU_FULL;
 			}
-			w = &e->w[i];
 			w->used = true;
 			memcpy(w->gid, gid, 16);
 			w->qpn = req->qpn;
+			w->last_seen = e->now;
 		}
 		/* a repeated STAT_REQ: the same answer, the newest Q_Key */
 		w->lid = req->lid;

@@ -53,6 +53,7 @@ struct opts {
 	uint64_t ring_size;
 	uint32_t frame_size;
 	long consume_delay_us;
+	long idle_s;		/* reclaim slots of workers silent this long */
 	bool verify;
 	int image;		/* -1: detect per worker */
 };
@@ -94,8 +95,8 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 "usage: wcubuf-emu --dev DEV --ring-size SIZE --frame-size SIZE\n"
-"                  [--consume-delay-us N] [--verify] [--image 4bit|6bit]\n"
-"                  [--gid-index N] [--port N]\n"
+"                  [--consume-delay-us N] [--idle-s N] [--verify]\n"
+"                  [--image 4bit|6bit] [--gid-index N] [--port N]\n"
 "The WCU.BUF board emulated on an snaa device: serves the status channel\n"
 "(UD QPN %u, Q_Key 0x%08x), gives each worker a ring of SIZE bytes behind\n"
 "a UC QP in snaa's WCU.BUF receive mode (the kernel ACKs/NACKs frames),\n"
@@ -108,6 +109,11 @@ static void usage(FILE *f)
 "  -s, --frame-size SIZE      bytes per frame, a multiple of 64 (K, M);\n"
 "                             workers must use the same\n"
 "  -c, --consume-delay-us N   sleep N us per frame consumed (a slow reader)\n"
+"  -I, --idle-s N             when the worker table (%d) is full, a new\n"
+"                             worker takes the slot of one silent (no\n"
+"                             request, no frame) for N s (default 60; 0:\n"
+"                             never): a worker that died without STAT_TERM\n"
+"                             leaves after that\n"
 "  -v, --verify               check every image: CRC-32C, VA, padding and\n"
 "                             pixels (seed section 4)\n"
 "  -i, --image KIND           4bit or 6bit images (default: detected from\n"
@@ -120,7 +126,8 @@ static void usage(FILE *f)
 "Exit status: 0 ended by a signal, every verified image good; 1 --verify\n"
 "found bad frames; 2 usage; 3 no status channel (QPN %u taken, or the\n"
 "device is not snaa); 7 local failure.\n",
-		WCUBUF_STATUS_QPN, WCUBUF_STATUS_QKEY, WCUBUF_STATUS_QPN);
+		WCUBUF_STATUS_QPN, WCUBUF_STATUS_QKEY, MAX_WORKERS,
+		WCUBUF_STATUS_QPN);
 }
 
 static int parse(struct opts *o, int argc, char **argv)
@@ -130,6 +137,7 @@ static int parse(struct opts *o, int argc, char **argv)
 		{ "ring-size", required_argument, NULL, 'r' },
 		{ "frame-size", required_argument, NULL, 's' },
 		{ "consume-delay-us", required_argument, NULL, 'c' },
+		{ "idle-s", required_argument, NULL, 'I' },
 		{ "verify", no_argument, NULL, 'v' },
 		{ "image", required_argument, NULL, 'i' },
 		{ "gid-index", required_argument, NULL, 'g' },
@@ -142,9 +150,10 @@ static int parse(struct opts *o, int argc, char **argv)
 
 	memset(o, 0, sizeof(*o));
 	o->port = 1;
+	o->idle_s = 60;
 	o->gid_index = -1;
 	o->image = -1;
-	while ((c = getopt_long(argc, argv, "d:r:s:c:vi:g:p:h", lopts,
+	while ((c = getopt_long(argc, argv, "d:r:s:c:I:vi:g:p:h", lopts,
 				NULL)) != -1) {
 		switch (c) {
 		case 'd': o->dev = optarg; break;
@@ -161,6 +170,11 @@ static int parse(struct opts *o, int argc, char **argv)
 			if ((v = wcu_parse_num(optarg, 0, 10000000)) < 0)
 				goto bad;
 			o->consume_delay_us = (long)v;
+			break;
+		case 'I':
+			if ((v = wcu_parse_num(optarg, 0, 86400)) < 0)
+				goto bad;
+			o->idle_s = (long)v;
 			break;
 		case 'v': o->verify = true; break;
 		case 'i':
@@ -287,6 +301,11 @@ static int consume(struct emu *e, struct wcubuf_emu_worker *w, bool delay)
 	struct snaadv_wcubuf_frame f[PEEK_MAX];
 	struct chan *ch = w->priv;
 	int n = snaadv_wcubuf_peek(ch->qp, f, PEEK_MAX);
+
+	if (n > 0) {
+		e->tab.now = wcu_now();
+		wcubuf_emu_seen(&e->tab, w);
+	}
 
 	for (int i = 0; i < n; i++) {
 		if (e->o.verify)
@@ -487,6 +506,7 @@ static void status_packet(struct emu *e, unsigned int k, uint32_t len)
 	enum wcubuf_emu_result r;
 	char gs[INET6_ADDRSTRLEN];
 	uint32_t qkey;
+	uint64_t reclaimed;
 	int idx;
 
 	if (len < WCUBUF_GRH_LEN || wcubuf_grh_gids(p, sgid, dgid) ||
@@ -498,8 +518,14 @@ static void status_packet(struct emu *e, unsigned int k, uint32_t len)
 	}
 	idx = wcu_gid_index(&e->d, dgid);
 	e->req_gid_index = idx >= 0 ? idx : e->d.gid_index;
+	e->tab.now = wcu_now();
+	reclaimed = e->tab.reclaimed;
 	r = wcubuf_emu_handle(&e->tab, sgid, &req, &res, &qkey);
 	wcu_gid_str(sgid, gs);
+	if (e->tab.reclaimed != reclaimed)
+		fprintf(stderr, "wcubuf-emu: STAT_REQ from %s QPN 0x%x: the "
+			"table was full; took the slot of a worker silent for "
+			"%ld s or more\n", gs, req.qpn, e->o.idle_s);
 	switch (r) {
 	case WCUBUF_EMU_REPLY:
 		break;
@@ -511,9 +537,9 @@ static void status_packet(struct emu *e, unsigned int k, uint32_t len)
 		return;
 	case WCUBUF_EMU_FULL:
 		fprintf(stderr, "wcubuf-emu: STAT_REQ from %s QPN 0x%x: the "
-			"worker table is full (%d workers; workers that died "
-			"without STAT_TERM stay in it): not answered\n", gs,
-			req.qpn, MAX_WORKERS);
+			"worker table is full (%d workers, none silent for "
+			"--idle-s %ld s): not answered\n", gs, req.qpn,
+			MAX_WORKERS, e->o.idle_s);
 		return;
 	case WCUBUF_EMU_DATA_FAILED:
 		fprintf(stderr, "wcubuf-emu: DATA_REQ from %s QPN 0x%x: no "
@@ -608,6 +634,7 @@ int main(int argc, char **argv)
 		return EX_STATUS_QP;
 	}
 	wcubuf_emu_init(&e->tab, e->w, MAX_WORKERS, e->o.frame_size, &ops, e);
+	e->tab.idle_s = (double)e->o.idle_s;
 	ret = status_setup(e);
 	if (ret)
 		goto out;
