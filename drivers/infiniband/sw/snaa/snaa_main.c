@@ -55,13 +55,15 @@ enum ib_port_state snaa_port_state(struct snaa_dev *sdev)
 	return IB_PORT_DOWN;
 }
 
+/*
+ * The device leaves snaa_dev_list last: module exit
+ * (snaa_unregister_all()) waits for the list to be empty, so nothing of
+ * the device (its debugfs directory under snaa_debugfs_root, its
+ * sockets) may outlive its entry.
+ */
 static void snaa_dealloc_driver(struct ib_device *ibdev)
 {
 	struct snaa_dev *sdev = to_snaa_dev(ibdev);
-
-	mutex_lock(&snaa_dev_lock);
-	list_del_init(&sdev->list);
-	mutex_unlock(&snaa_dev_lock);
 
 	snaa_net_dev_del(sdev);
 	debugfs_remove_recursive(sdev->debugfs);
@@ -73,6 +75,10 @@ static void snaa_dealloc_driver(struct ib_device *ibdev)
 	xa_destroy(&sdev->ah_xa);
 	free_percpu(sdev->stats);
 	netdev_put(sdev->ndev, &sdev->ndev_tracker);
+
+	mutex_lock(&snaa_dev_lock);
+	list_del_init(&sdev->list);
+	mutex_unlock(&snaa_dev_lock);
 }
 
 static const struct ib_device_ops snaa_dev_ops = {
