@@ -85,6 +85,8 @@
 #define LIM_INLINE	256
 #define LIM_CQE		65536
 #define LIM_RD_ATOMIC	16
+#define LIM_SRQ		16384
+#define LIM_SRQ_WR	16384
 
 /* per-QP buffer, one MR (LOCAL_WRITE | REMOTE_WRITE) */
 #define BUF_LEN		(64 * 1024)
@@ -152,7 +154,7 @@ static bool failed_with(const char *what, const void *obj, int err, int want)
 
 /* ---- options ------------------------------------------------------------- */
 
-#define NCASES 11
+#define NCASES 12
 
 static struct {
 	struct vu_dev a, b;		/* --dev-a, --gid-a, --ipv6, ... */
@@ -176,7 +178,8 @@ VU_PAIR_USAGE
 "  --cases LIST          comma-separated case numbers to run (default: all):\n"
 "                        1 objects, 2 states, 3 posting, 4 flush, 5 events,\n"
 "                        6 inline, 7 receive errors, 8 address handles,\n"
-"                        9 hardening, 10 extended CQ, 11 ibv_wr_* API\n"
+"                        9 hardening, 10 extended CQ, 11 ibv_wr_* API,\n"
+"                        12 shared receive queue\n"
 "  --help                show this help\n"
 "\n"
 "Exit status: 0 all checks passed, 1 a check or the setup failed, 2 usage\n"
@@ -2213,7 +2216,10 @@ static bool wait_async_events(struct ibv_context *ctx, struct want_event *want,
 		if (poll(&pfd, 1, 50) <= 0 || ibv_get_async_event(ctx, &ev))
 			continue;
 		about = ev.event_type == IBV_EVENT_CQ_ERR ?
-			(const void *)ev.element.cq : (const void *)ev.element.qp;
+			(const void *)ev.element.cq :
+			ev.event_type == IBV_EVENT_SRQ_LIMIT_REACHED ||
+			ev.event_type == IBV_EVENT_SRQ_ERR ?
+			(const void *)ev.element.srq : (const void *)ev.element.qp;
 		ibv_ack_async_event(&ev);
 		for (i = 0; i < n; i++) {
 			if (!want[i].seen && want[i].type == ev.event_type &&
@@ -2368,10 +2374,14 @@ static void hardening_attrs(struct vu_dev *d)
 		(unsigned long long)a.max_qp * LIM_RD_ATOMIC) &&
 	     eq("atomic_cap", a.atomic_cap, IBV_ATOMIC_HCA) &&
 	     eq("max_cqe", a.max_cqe, LIM_CQE) &&
-	     eq("max_srq", a.max_srq, 0) && eq("max_mw", a.max_mw, 0);
+	     eq("max_srq", a.max_srq, LIM_SRQ) &&
+	     eq("max_srq_wr", a.max_srq_wr, LIM_SRQ_WR) &&
+	     eq("max_srq_sge", a.max_srq_sge, LIM_SGE) &&
+	     eq("max_mw", a.max_mw, 0);
 	vu_report(ok, "hardening: ibv_query_device reports the limits the "
-		  "driver enforces (16 SGEs also for RDMA READ, 16 READ/atomic "
-		  "requests per QP, HCA atomics, no SRQ or MW, 65536 CQEs)");
+		  "driver enforces (16 SGEs also for RDMA READ and SRQs, 16 "
+		  "READ/atomic requests per QP, HCA atomics, 16384 SRQs of "
+		  "16384 WRs, no MW, 65536 CQEs)");
 }
 
 static void case_hardening(struct vu_dev *da, struct vu_dev *db)
@@ -2718,6 +2728,187 @@ out:
 	fx_teardown(&a, &b);
 }
 
+/* ---- case 12: shared receive queue ----------------------------------------- */
+
+/* A UC QP on d with CQ cq (and SRQ srq, if set), in RESET. */
+static struct ibv_qp *srq_qp(struct vu_dev *d, struct ibv_cq *cq,
+			     struct ibv_srq *srq)
+{
+	struct ibv_qp_init_attr ia = {
+		.send_cq = cq, .recv_cq = cq, .srq = srq, .qp_type = IBV_QPT_UC,
+		.cap = { .max_send_wr = 8, .max_recv_wr = srq ? 0 : 8,
+			 .max_send_sge = 1, .max_recv_sge = srq ? 0 : 1 },
+	};
+
+	return ibv_create_qp(d->pd, &ia);
+}
+
+static int srq_connect(struct ibv_qp *qp, struct vu_dev *d,
+		       struct ibv_qp *peer, struct vu_dev *pd)
+{
+	return vu_qp_init(qp, QP_ACCESS) ||
+	       vu_qp_rtr(qp, d->gid_idx, &pd->gid, peer->qp_num, g_mtu, 0) ||
+	       vu_qp_rts(qp, 0);
+}
+
+static int srq_send(struct ibv_qp *qp, struct vu_buf *m, uint32_t len,
+		    struct ibv_cq *cq)
+{
+	struct ibv_sge sge = { (uintptr_t)m->p, len, m->mr->lkey };
+	struct ibv_send_wr wr = { .wr_id = len, .sg_list = &sge, .num_sge = 1,
+				  .opcode = IBV_WR_SEND,
+				  .send_flags = IBV_SEND_SIGNALED }, *bad;
+	struct ibv_wc wc;
+
+	if (ibv_post_send(qp, &wr, &bad) ||
+	    vu_poll_cq(cq, &wc, 1, vu_now() + 5) != 1 || wc.status)
+		return -1;
+	return 0;
+}
+
+static void case_srq(struct vu_dev *da, struct vu_dev *db)
+{
+	struct ibv_srq_init_attr sa = { .attr = { .max_wr = 8, .max_sge = 1 } };
+	struct ibv_qp *a1 = NULL, *a2 = NULL, *b1 = NULL, *b2 = NULL;
+	struct ibv_cq *acq = NULL, *bcq = NULL;
+	struct ibv_recv_wr rwr, *rbad;
+	struct ibv_srq_attr attr;
+	struct ibv_device_attr dattr;
+	struct vu_buf am = { 0 }, bm = { 0 };
+	struct ibv_srq *srq = NULL;
+	struct want_event ev[1];
+	struct ibv_sge sge;
+	struct ibv_wc wc[4];
+	bool ok;
+	int i, n;
+
+	printf("# case 12: shared receive queue (A %s, B %s)\n", da->name,
+	       db->name);
+	ok = !ibv_query_device(db->ctx, &dattr) && dattr.max_srq > 0 &&
+	     dattr.max_srq_wr >= 8 && dattr.max_srq_sge >= 1;
+	vu_report(ok, "srq: query_device reports max_srq %d, max_srq_wr %d, max_srq_sge %d",
+		  dattr.max_srq, dattr.max_srq_wr, dattr.max_srq_sge);
+
+	{
+		struct ibv_srq_init_attr big = {
+			.attr = { .max_wr = LIM_SRQ_WR + 1, .max_sge = 1 } };
+		struct ibv_srq *s2;
+
+		errno = 0;
+		s2 = ibv_create_srq(db->pd, &big);
+		ok = !s2 && errno == EINVAL;
+		if (s2)
+			ibv_destroy_srq(s2);
+		big.attr.max_wr = 8;
+		big.attr.max_sge = LIM_SGE + 1;
+		errno = 0;
+		s2 = ibv_create_srq(db->pd, &big);
+		ok = ok && !s2 && errno == EINVAL;
+		if (s2)
+			ibv_destroy_srq(s2);
+		big.attr.max_sge = 1;
+		big.attr.srq_limit = 9;
+		errno = 0;
+		s2 = ibv_create_srq(db->pd, &big);
+		ok = ok && !s2 && errno == EINVAL;
+		if (s2)
+			ibv_destroy_srq(s2);
+		vu_report(ok, "srq: more WRs or SGEs than the device allows, or a limit above max_wr: EINVAL");
+	}
+	acq = ibv_create_cq(da->ctx, 16, NULL, NULL, 0);
+	bcq = ibv_create_cq(db->ctx, 16, NULL, NULL, 0);
+	srq = ibv_create_srq(db->pd, &sa);
+	ok = acq && bcq && srq && sa.attr.max_wr >= 8 &&
+	     !vu_buf_alloc(&am, da->pd, 4096, QP_ACCESS, 0x11) &&
+	     !vu_buf_alloc(&bm, db->pd, 4096, QP_ACCESS, POISON);
+	if (ok) {
+		a1 = srq_qp(da, acq, NULL);
+		a2 = srq_qp(da, acq, NULL);
+		b1 = srq_qp(db, bcq, srq);
+		b2 = srq_qp(db, bcq, srq);
+	}
+	ok = ok && a1 && a2 && b1 && b2 &&
+	     !srq_connect(a1, da, b1, db) && !srq_connect(b1, db, a1, da) &&
+	     !srq_connect(a2, da, b2, db) && !srq_connect(b2, db, a2, da);
+	if (!ok)
+		vu_diag("setup: %s", strerror(errno));
+	vu_report(ok, "srq: an SRQ of %u and two UC QPs on it, connected",
+		  sa.attr.max_wr);
+	if (!ok)
+		goto out;
+
+	/* four receive WRs, limit 3: armed */
+	for (i = 0; i < 4; i++) {
+		sge = (struct ibv_sge){ (uintptr_t)(bm.p + 512 * i), 512,
+					bm.mr->lkey };
+		rwr = (struct ibv_recv_wr){ .wr_id = 0xa0 + i, .sg_list = &sge,
+					    .num_sge = 1 };
+		if (ibv_post_srq_recv(srq, &rwr, &rbad))
+			ok = false;
+	}
+	attr.srq_limit = 3;
+	ok = ok && !ibv_modify_srq(srq, &attr, IBV_SRQ_LIMIT) &&
+	     !ibv_query_srq(srq, &attr) && attr.srq_limit == 3;
+	vu_report(ok, "srq: four WRs posted, limit 3 armed (ibv_query_srq says so)");
+
+	/* messages on both QPs take the SRQ's WRs in order */
+	ok = !srq_send(a1, &am, 100, acq) && !srq_send(a2, &am, 200, acq) &&
+	     !srq_send(a1, &am, 50, acq);
+	n = ok ? vu_poll_cq(bcq, wc, 3, vu_now() + 5) : 0;
+	ok = n == 3 &&
+	     wc[0].wr_id == 0xa0 && wc[0].qp_num == b1->qp_num &&
+	     wc[0].byte_len == 100 && !wc[0].status &&
+	     wc[1].wr_id == 0xa1 && wc[1].qp_num == b2->qp_num &&
+	     wc[1].byte_len == 200 && !wc[1].status &&
+	     wc[2].wr_id == 0xa2 && wc[2].qp_num == b1->qp_num &&
+	     wc[2].byte_len == 50 && !wc[2].status;
+	for (i = 0; !ok && i < n; i++)
+		vu_diag("completion %d: wr_id 0x%llx qp %u len %u status %d", i,
+			(unsigned long long)wc[i].wr_id, wc[i].qp_num,
+			wc[i].byte_len, wc[i].status);
+	vu_report(ok, "srq: three messages on two QPs consume the SRQ's WRs in order, each completion names its QP");
+
+	ev[0] = (struct want_event){ IBV_EVENT_SRQ_LIMIT_REACHED, srq, false };
+	ok = wait_async_events(db->ctx, ev, 1, 2000) &&
+	     !ibv_query_srq(srq, &attr) && attr.srq_limit == 0;
+	vu_report(ok, "srq: below the limit: IBV_EVENT_SRQ_LIMIT_REACHED once, limit disarmed");
+
+	rbad = NULL;
+	sge = (struct ibv_sge){ (uintptr_t)bm.p, 64, bm.mr->lkey };
+	rwr = (struct ibv_recv_wr){ .wr_id = 1, .sg_list = &sge, .num_sge = 1 };
+	ok = ibv_post_recv(b1, &rwr, &rbad) != 0;
+	vu_report(ok, "srq: ibv_post_recv on a QP with an SRQ fails");
+
+	/* B1 to ERR: last WQE reached; the SRQ's last WR is B2's */
+	ok = !vu_qp_modify_state(b1, IBV_QPS_ERR);
+	ev[0] = (struct want_event){ IBV_EVENT_QP_LAST_WQE_REACHED, b1, false };
+	ok = ok && wait_async_events(db->ctx, ev, 1, 2000) &&
+	     vu_cq_stays_empty(bcq, 100, "B's CQ after B1's error");
+	vu_report(ok, "srq: a QP in error raises IBV_EVENT_QP_LAST_WQE_REACHED and flushes none of the SRQ's WRs");
+	ok = !srq_send(a2, &am, 300, acq) &&
+	     vu_poll_cq(bcq, wc, 1, vu_now() + 5) == 1 &&
+	     wc[0].wr_id == 0xa3 && wc[0].qp_num == b2->qp_num &&
+	     wc[0].byte_len == 300;
+	vu_report(ok, "srq: the other QP receives into the SRQ's last WR");
+out:
+	if (b1)
+		ibv_destroy_qp(b1);
+	if (b2)
+		ibv_destroy_qp(b2);
+	if (a1)
+		ibv_destroy_qp(a1);
+	if (a2)
+		ibv_destroy_qp(a2);
+	if (srq && ibv_destroy_srq(srq))
+		vu_report(false, "srq: ibv_destroy_srq");
+	vu_buf_free(&am);
+	vu_buf_free(&bm);
+	if (acq)
+		ibv_destroy_cq(acq);
+	if (bcq)
+		ibv_destroy_cq(bcq);
+}
+
 int main(int argc, char **argv)
 {
 	struct ibv_device **list = NULL;
@@ -2782,6 +2973,8 @@ int main(int argc, char **argv)
 		case_cq_ex(&a, &b);
 	if (opt.run[11])
 		case_wr_api(&a, &b);
+	if (opt.run[12])
+		case_srq(&a, &b);
 
 	ret = vu_ktap_finish(t0);
 out:

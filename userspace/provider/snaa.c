@@ -112,6 +112,13 @@ struct snaa_qp {
 	struct ib_uverbs_post_recv_resp rq_db_resp;
 	struct snaa_wcu *wcu;		/* WCU.BUF receive mode */
 	struct snaa_wr_batch *wrb;	/* the ibv_wr_* API, if enabled */
+	/*
+	 * The state as the application last set or queried it: posting to
+	 * a QP in RESET fails at once (IBA C10-97), which the rings alone
+	 * cannot tell.  A move to ERR by the kernel is not seen here, and
+	 * need not be: WRs posted then are flushed.
+	 */
+	enum ibv_qp_state state;
 };
 
 /*
@@ -163,6 +170,21 @@ struct snaa_resize_cq_resp {
 struct snaa_create_qp_resp {
 	struct ib_uverbs_create_qp_resp ibv_resp;
 	struct snaa_uresp_create_qp drv;
+};
+
+struct snaa_create_srq_resp {
+	struct ib_uverbs_create_srq_resp ibv_resp;
+	struct snaa_uresp_create_srq drv;
+};
+
+_Static_assert(offsetof(struct snaa_create_srq_resp, drv) ==
+	       sizeof(struct ib_uverbs_create_srq_resp),
+	       "driver response must directly follow the uverbs response");
+
+/* A shared receive queue: a ring of receive entries, like an RQ. */
+struct snaa_srq {
+	struct ibv_srq ibv_srq;
+	struct snaa_wq rq;
 };
 
 struct snaa_create_qp_cmd {
@@ -1090,7 +1112,8 @@ static void snaa_wr_start(struct ibv_qp_ex *qpx)
 
 	pthread_spin_lock(&qp->sq.lock);
 	qp->wrb->n = 0;
-	qp->wrb->err = qp->sq.q.ring ? 0 : ENOMEM;
+	qp->wrb->err = !qp->sq.q.ring ? ENOMEM :
+		       qp->state == IBV_QPS_RESET ? EINVAL : 0;
 	qp->wrb->encoded = false;
 }
 
@@ -1352,8 +1375,11 @@ static struct ibv_qp *snaa_create_qp_ex(struct ibv_context *ibctx,
 	int err;
 
 	if ((ax->comp_mask & ~(uint32_t)(IBV_QP_INIT_ATTR_PD |
+					 IBV_QP_INIT_ATTR_CREATE_FLAGS |
 					 IBV_QP_INIT_ATTR_SEND_OPS_FLAGS)) ||
-	    !(ax->comp_mask & IBV_QP_INIT_ATTR_PD)) {
+	    !(ax->comp_mask & IBV_QP_INIT_ATTR_PD) ||
+	    ((ax->comp_mask & IBV_QP_INIT_ATTR_CREATE_FLAGS) &&
+	     ax->create_flags)) {
 		errno = EOPNOTSUPP;
 		return NULL;
 	}
@@ -1438,19 +1464,27 @@ static int snaa_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
 			  int attr_mask)
 {
 	struct ibv_modify_qp cmd;
+	int ret;
 
 	memset(&cmd, 0, sizeof(cmd));
-	return ibv_cmd_modify_qp(ibqp, attr, attr_mask, &cmd, sizeof(cmd));
+	ret = ibv_cmd_modify_qp(ibqp, attr, attr_mask, &cmd, sizeof(cmd));
+	if (!ret && (attr_mask & IBV_QP_STATE))
+		snaa_qp(ibqp)->state = attr->qp_state;
+	return ret;
 }
 
 static int snaa_query_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
 			 int attr_mask, struct ibv_qp_init_attr *init_attr)
 {
 	struct ibv_query_qp cmd;
+	int ret;
 
 	memset(&cmd, 0, sizeof(cmd));
-	return ibv_cmd_query_qp(ibqp, attr, attr_mask, init_attr, &cmd,
-				sizeof(cmd));
+	ret = ibv_cmd_query_qp(ibqp, attr, attr_mask, init_attr, &cmd,
+			       sizeof(cmd));
+	if (!ret && (attr_mask & IBV_QP_STATE))
+		snaa_qp(ibqp)->state = attr->qp_state;
+	return ret;
 }
 
 /*
@@ -1469,12 +1503,12 @@ static int snaa_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 	unsigned int posted;
 	int err, db_err;
 
-	if (!qp->sq.q.ring || qp->wcu) {
+	if (!qp->sq.q.ring || qp->wcu || qp->state == IBV_QPS_RESET) {
 		if (!wr)
 			return 0;
 		*bad_wr = wr;
 		/* A WCU.BUF QP's send side carries the kernel's ACKs. */
-		return qp->wcu ? EINVAL : ENOMEM;
+		return qp->sq.q.ring ? EINVAL : ENOMEM;
 	}
 
 	pthread_spin_lock(&qp->sq.lock);
@@ -1502,12 +1536,12 @@ static int snaa_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 	unsigned int posted;
 	int err, db_err;
 
-	if (!qp->rq.q.ring) {
+	if (!qp->rq.q.ring || qp->state == IBV_QPS_RESET) {
 		if (!wr)
 			return 0;
 		*bad_wr = wr;
 		/* an SRQ takes the receives; else no receive WRs granted */
-		return ibqp->srq ? EINVAL : ENOMEM;
+		return ibqp->srq || qp->rq.q.ring ? EINVAL : ENOMEM;
 	}
 
 	pthread_spin_lock(&qp->rq.lock);
@@ -1529,6 +1563,114 @@ static int snaa_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 	return err;
 }
 
+/* ------------------------------------------------------------------ */
+/* Shared receive queues                                               */
+/* ------------------------------------------------------------------ */
+
+static inline struct snaa_srq *snaa_srq(struct ibv_srq *ibsrq)
+{
+	return snaa_container_of(ibsrq, struct snaa_srq, ibv_srq);
+}
+
+static struct ibv_srq *snaa_create_srq(struct ibv_pd *ibpd,
+				       struct ibv_srq_init_attr *attr)
+{
+	struct ibv_context *ibctx = ibpd->context;
+	struct snaa_create_srq_resp resp;
+	struct ibv_create_srq cmd;
+	struct snaa_srq *srq;
+	void *map;
+	int ret;
+
+	srq = calloc(1, sizeof(*srq));
+	if (!srq)
+		return NULL;
+	memset(&cmd, 0, sizeof(cmd));
+	memset(&resp, 0, sizeof(resp));
+	ret = ibv_cmd_create_srq(ibpd, &srq->ibv_srq, attr, &cmd, sizeof(cmd),
+				 &resp.ibv_resp, sizeof(resp));
+	if (ret)
+		goto err_free;
+	/* attr->attr now holds what the kernel granted. */
+	if (!snaa_ring_geometry_ok(resp.drv.num, resp.drv.stride,
+				   resp.drv.ring_size,
+				   snaa_rq_min_stride(attr->attr.max_sge)) ||
+	    resp.drv.num < attr->attr.max_wr) {
+		snaa_ctx_err(ibctx,
+			     "kernel returned an SRQ ring of %u entries of size %u in %u bytes for %u WRs: provider/kernel ABI mismatch",
+			     resp.drv.num, resp.drv.stride, resp.drv.ring_size,
+			     attr->attr.max_wr);
+		ret = EPROTO;
+		goto err_destroy;
+	}
+	map = snaa_map_ring(ibctx, "SRQ", resp.drv.srq_key,
+			    resp.drv.ring_size);
+	if (!map) {
+		ret = errno;
+		goto err_destroy;
+	}
+	pthread_spin_init(&srq->rq.lock, PTHREAD_PROCESS_PRIVATE);
+	snaa_queue_init(&srq->rq.q, map, resp.drv.num, resp.drv.stride,
+			attr->attr.max_wr, true);
+	srq->rq.map = map;
+	srq->rq.map_len = resp.drv.ring_size;
+	srq->rq.max_sge = attr->attr.max_sge;
+	return &srq->ibv_srq;
+
+err_destroy:
+	if (ibv_cmd_destroy_srq(&srq->ibv_srq))
+		snaa_ctx_err(ibctx, "could not destroy the rejected SRQ");
+err_free:
+	free(srq);
+	errno = ret;
+	return NULL;
+}
+
+static int snaa_modify_srq(struct ibv_srq *ibsrq, struct ibv_srq_attr *attr,
+			   int mask)
+{
+	struct ibv_modify_srq cmd;
+
+	memset(&cmd, 0, sizeof(cmd));
+	return ibv_cmd_modify_srq(ibsrq, attr, mask, &cmd, sizeof(cmd));
+}
+
+static int snaa_query_srq(struct ibv_srq *ibsrq, struct ibv_srq_attr *attr)
+{
+	struct ibv_query_srq cmd;
+
+	memset(&cmd, 0, sizeof(cmd));
+	return ibv_cmd_query_srq(ibsrq, attr, &cmd, sizeof(cmd));
+}
+
+static int snaa_destroy_srq(struct ibv_srq *ibsrq)
+{
+	struct snaa_srq *srq = snaa_srq(ibsrq);
+	int ret;
+
+	ret = ibv_cmd_destroy_srq(ibsrq);
+	if (ret)
+		return ret;
+	snaa_wq_unmap(&srq->rq);
+	pthread_spin_destroy(&srq->rq.lock);
+	free(srq);
+	return 0;
+}
+
+/* The kernel takes SRQ entries as messages arrive: no doorbell. */
+static int snaa_post_srq_recv(struct ibv_srq *ibsrq, struct ibv_recv_wr *wr,
+			      struct ibv_recv_wr **bad_wr)
+{
+	struct snaa_srq *srq = snaa_srq(ibsrq);
+	unsigned int posted;
+	int err;
+
+	pthread_spin_lock(&srq->rq.lock);
+	err = snaa_rq_post(&srq->rq.q, srq->rq.max_sge, wr, bad_wr, &posted);
+	pthread_spin_unlock(&srq->rq.lock);
+	return err;
+}
+
 /* Keep sorted, like struct verbs_context_ops. */
 static const struct verbs_context_ops snaa_context_ops = {
 	.alloc_pd = snaa_alloc_pd,
@@ -1537,19 +1679,24 @@ static const struct verbs_context_ops snaa_context_ops = {
 	.create_cq_ex = snaa_create_cq_ex,
 	.create_qp = snaa_create_qp,
 	.create_qp_ex = snaa_create_qp_ex,
+	.create_srq = snaa_create_srq,
 	.dealloc_pd = snaa_dealloc_pd,
 	.dereg_mr = snaa_dereg_mr,
 	.destroy_ah = snaa_destroy_ah,
 	.destroy_cq = snaa_destroy_cq,
 	.destroy_qp = snaa_destroy_qp,
+	.destroy_srq = snaa_destroy_srq,
 	.free_context = snaa_free_context,
 	.modify_qp = snaa_modify_qp,
+	.modify_srq = snaa_modify_srq,
 	.poll_cq = snaa_poll_cq,
 	.post_recv = snaa_post_recv,
 	.post_send = snaa_post_send,
+	.post_srq_recv = snaa_post_srq_recv,
 	.query_device_ex = snaa_query_device_ex,
 	.query_port = snaa_query_port,
 	.query_qp = snaa_query_qp,
+	.query_srq = snaa_query_srq,
 	.reg_mr = snaa_reg_mr,
 	.req_notify_cq = snaa_req_notify_cq,
 	.resize_cq = snaa_resize_cq,

@@ -201,7 +201,8 @@ struct verbs_context_ops {
 			struct ibv_context *ctx,
 			struct ibv_qp_init_attr_ex *attr);
 	snaa_pabi_unused_op create_rwq_ind_table;		/* 21 */
-	snaa_pabi_unused_op create_srq;				/* 22 */
+	struct ibv_srq *(*create_srq)(struct ibv_pd *pd,	/* 22 */
+				      struct ibv_srq_init_attr *attr);
 	snaa_pabi_unused_op create_srq_ex;			/* 23 */
 	snaa_pabi_unused_op create_wq;				/* 24 */
 	snaa_pabi_unused_op dealloc_mw;				/* 25 */
@@ -215,7 +216,7 @@ struct verbs_context_ops {
 	snaa_pabi_unused_op destroy_flow_action;		/* 33 */
 	int (*destroy_qp)(struct ibv_qp *qp);			/* 34 */
 	snaa_pabi_unused_op destroy_rwq_ind_table;		/* 35 */
-	snaa_pabi_unused_op destroy_srq;			/* 36 */
+	int (*destroy_srq)(struct ibv_srq *srq);		/* 36 */
 	snaa_pabi_unused_op destroy_wq;				/* 37 */
 	snaa_pabi_unused_op detach_mcast;			/* 38 */
 	void (*free_context)(struct ibv_context *ctx);		/* 39 */
@@ -229,7 +230,8 @@ struct verbs_context_ops {
 	int (*modify_qp)(struct ibv_qp *qp,			/* 47 */
 			 struct ibv_qp_attr *attr, int attr_mask);
 	snaa_pabi_unused_op modify_qp_rate_limit;		/* 48 */
-	snaa_pabi_unused_op modify_srq;				/* 49 */
+	int (*modify_srq)(struct ibv_srq *srq,			/* 49 */
+			  struct ibv_srq_attr *attr, int mask);
 	snaa_pabi_unused_op modify_wq;				/* 50 */
 	snaa_pabi_unused_op open_qp;				/* 51 */
 	snaa_pabi_unused_op open_xrcd;				/* 52 */
@@ -242,7 +244,9 @@ struct verbs_context_ops {
 			 struct ibv_send_wr *wr,
 			 struct ibv_send_wr **bad_wr);
 	snaa_pabi_unused_op post_srq_ops;			/* 56 */
-	snaa_pabi_unused_op post_srq_recv;			/* 57 */
+	int (*post_srq_recv)(struct ibv_srq *srq,		/* 57 */
+			     struct ibv_recv_wr *wr,
+			     struct ibv_recv_wr **bad_wr);
 	int (*query_device_ex)(struct ibv_context *ctx,		/* 58 */
 			       const struct ibv_query_device_ex_input *input,
 			       struct ibv_device_attr_ex *attr,
@@ -256,7 +260,8 @@ struct verbs_context_ops {
 			struct ibv_qp_init_attr *init_attr);
 	snaa_pabi_unused_op query_qp_data_in_order;		/* 62 */
 	snaa_pabi_unused_op query_rt_values;			/* 63 */
-	snaa_pabi_unused_op query_srq;				/* 64 */
+	int (*query_srq)(struct ibv_srq *srq,			/* 64 */
+			 struct ibv_srq_attr *attr);
 	snaa_pabi_unused_op read_counters;			/* 65 */
 	snaa_pabi_unused_op reg_dm_mr;				/* 66 */
 	snaa_pabi_unused_op reg_dmabuf_mr;			/* 67 */
@@ -358,6 +363,9 @@ SNAA_PABI_CMD(ibv_create_qp, ib_uverbs_create_qp);
 SNAA_PABI_CMD(ibv_modify_qp, ib_uverbs_modify_qp);
 SNAA_PABI_CMD(ibv_query_qp, ib_uverbs_query_qp);
 SNAA_PABI_CMD(ibv_resize_cq, ib_uverbs_resize_cq);
+SNAA_PABI_CMD(ibv_create_srq, ib_uverbs_create_srq);
+SNAA_PABI_CMD(ibv_modify_srq, ib_uverbs_modify_srq);
+SNAA_PABI_CMD(ibv_query_srq, ib_uverbs_query_srq);
 /*
  * Used as doorbells: written to cmd_fd by the provider itself (legacy
  * write ABI, see snaa.c) with wr_count == 0, never passed to a helper.
@@ -438,6 +446,18 @@ int ibv_cmd_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr,
 		     int attr_mask, struct ibv_qp_init_attr *init_attr,
 		     struct ibv_query_qp *cmd, size_t cmd_size);
 int ibv_cmd_destroy_qp(struct ibv_qp *qp);
+
+/* Shared receive queues; ibv_create_srq() sets context, pd, ... after. */
+int ibv_cmd_create_srq(struct ibv_pd *pd, struct ibv_srq *srq,
+		       struct ibv_srq_init_attr *attr,
+		       struct ibv_create_srq *cmd, size_t cmd_size,
+		       struct ib_uverbs_create_srq_resp *resp,
+		       size_t resp_size);
+int ibv_cmd_modify_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr,
+		       int mask, struct ibv_modify_srq *cmd, size_t cmd_size);
+int ibv_cmd_query_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr,
+		      struct ibv_query_srq *cmd, size_t cmd_size);
+int ibv_cmd_destroy_srq(struct ibv_srq *srq);
 
 /* Kernel-side data path (slow path only). */
 int ibv_cmd_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr,
@@ -599,6 +619,9 @@ SNAA_PABI_CHECK_OFF(struct ibv_reg_mr, core, 8);
 SNAA_PABI_CHECK_SIZE(struct ibv_reg_mr, 48);
 SNAA_PABI_CHECK_OFF(struct ibv_create_cq, core, 8);
 SNAA_PABI_CHECK_SIZE(struct ibv_create_cq, 40);
+SNAA_PABI_CHECK_OFF(struct ibv_create_srq, core, 8);
+SNAA_PABI_CHECK_OFF(struct ibv_modify_srq, core, 8);
+SNAA_PABI_CHECK_OFF(struct ibv_query_srq, core, 8);
 SNAA_PABI_CHECK_OFF(struct ibv_create_qp, core, 8);
 SNAA_PABI_CHECK_SIZE(struct ibv_create_qp, 64);
 SNAA_PABI_CHECK_OFF(struct ibv_modify_qp, core, 8);

@@ -310,6 +310,8 @@ static const char *const pabi_declared[] = {
 	"ibv_cmd_post_recv", "ibv_cmd_post_send", "ibv_cmd_query_device_any",
 	"ibv_cmd_query_port", "ibv_cmd_query_qp", "ibv_cmd_reg_mr",
 	"ibv_cmd_req_notify_cq", "ibv_cmd_resize_cq", "verbs_init_cq",
+	"ibv_cmd_create_srq", "ibv_cmd_modify_srq", "ibv_cmd_query_srq",
+	"ibv_cmd_destroy_srq",
 };
 
 /* What the provider exports: the direct verbs of snaadv.h, nothing else. */

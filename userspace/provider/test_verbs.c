@@ -40,7 +40,7 @@
 #include "test_ktap.h"
 #include "test_vlog.h"
 
-#define NUM_TESTS	43
+#define NUM_TESTS	44
 
 
 /* ------------------------------------------------------------------ */
@@ -1003,6 +1003,31 @@ static void test_qp(struct ibv_pd *pd, struct ibv_cq *cq)
 	result(ok, "QP object: ibv_qp_to_qp_ex() is NULL, bytes %zu..%d after the ibv_qp are zero",
 	       sizeof(struct ibv_qp), SNAA_PABI_QP_EX_SHADOW - 1);
 
+	/*
+	 * In RESET nothing may be posted (IBA C10-97): EINVAL, bad_wr set,
+	 * the rings untouched.  Then INIT, where posting works.
+	 */
+	memset(wr, 0, sizeof(wr));
+	wr[0].wr_id = 0xfeed;
+	wr[0].opcode = IBV_WR_SEND;
+	wr[0].sg_list = &sge;
+	wr[0].num_sge = 1;
+	memset(&rwr, 0, sizeof(rwr));
+	rwr.sg_list = &sge;
+	rwr.num_sge = 1;
+	bad = NULL;
+	rbad = NULL;
+	k_reset();
+	ret = ibv_post_send(qp, wr, &bad);
+	ok = ret == EINVAL && bad == &wr[0] &&
+	     ibv_post_recv(qp, &rwr, &rbad) == EINVAL && rbad == &rwr &&
+	     k.calls == 0 && kqp.sq->producer == 0 &&
+	     kqp.rq->producer == 0;
+	memset(&qattr, 0, sizeof(qattr));
+	qattr.qp_state = IBV_QPS_INIT;
+	ok = ok && !ibv_modify_qp(qp, &qattr, IBV_QP_STATE);
+	result(ok, "QP in RESET: ibv_post_send and ibv_post_recv fail with EINVAL and bad_wr, nothing reaches the kernel");
+
 	/* Post with the kernel busy: SQE in the ring, no doorbell. */
 	memset(wr, 0, sizeof(wr));
 	wr[0].wr_id = 0xfeed;
@@ -1167,6 +1192,11 @@ static void test_ud_srq(struct ibv_pd *pd, struct ibv_cq *cq)
 	k_reset();
 	qp = ibv_create_qp(pd, &attr);
 	ok = qp && count_maps(kqp.rq_key, NULL) == 1;	/* the kernel's */
+	if (qp) {
+		struct ibv_qp_attr init = { .qp_state = IBV_QPS_INIT };
+
+		ok = ok && !ibv_modify_qp(qp, &init, IBV_QP_STATE);
+	}
 	if (qp && ah) {
 		memset(&wr, 0, sizeof(wr));
 		wr.wr_id = 9;

@@ -190,6 +190,19 @@ struct snaa_uresp_resize_cq {
 };
 
 /*
+ * create_srq response.  An SRQ is a ring of struct snaa_rqe as a QP's RQ
+ * is; user space produces, the kernel consumes, and no doorbell is ever
+ * needed (an SRQ has no error state to flush in).
+ */
+struct snaa_uresp_create_srq {
+	__aligned_u64 srq_key;	/* mmap offset of the ring */
+	__u32 num;		/* entries, a power of two */
+	__u32 stride;		/* bytes per entry */
+	__u32 ring_size;	/* bytes to map */
+	__u32 reserved;
+};
+
+/*
  * create_qp request (optional: a provider that sends none, or a shorter
  * one, gets an ordinary QP; bytes beyond this struct must be zero).
  *

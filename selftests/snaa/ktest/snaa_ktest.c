@@ -873,6 +873,91 @@ static void kt_repost(struct kt_ep *a, struct kt_ep *b)
 }
 
 /* Open both ends, connect them, run @fn, close. */
+static void kt_srq_event(struct ib_event *ev, void *ctx)
+{
+	if (ev->event == IB_EVENT_SRQ_LIMIT_REACHED)
+		atomic_inc((atomic_t *)ctx);
+}
+
+/*
+ * A kernel SRQ on B: a second QP pair whose B side takes its receive
+ * WQEs from the SRQ; two SENDs consume the two WQEs posted with
+ * ib_post_srq_recv in order, the armed limit fires its event once.
+ */
+static void kt_srq(struct kt_ep *a, struct kt_ep *b)
+{
+	struct ib_srq_init_attr sinit = {
+		.event_handler = kt_srq_event,
+		.attr = { .max_wr = 4, .max_sge = 1, .srq_limit = 2 },
+		.srq_type = IB_SRQT_BASIC,
+	};
+	struct ib_qp_init_attr init = {
+		.qp_type = kt_qpt,
+		.sq_sig_type = IB_SIGNAL_REQ_WR,
+		.cap = { .max_send_wr = 4, .max_send_sge = 1,
+			 .max_recv_wr = 4, .max_recv_sge = 1 },
+	};
+	struct kt_ep a2 = *a, b2 = *b;
+	struct ib_sge sge;
+	struct ib_recv_wr rwr = { .sg_list = &sge, .num_sge = 1 };
+	struct ib_send_wr swr = {
+		.sg_list = &sge, .num_sge = 1, .opcode = IB_WR_SEND,
+		.send_flags = IB_SEND_SIGNALED,
+	};
+	struct ib_srq *srq;
+	struct ib_wc wc;
+	atomic_t limit_events = ATOMIC_INIT(0);
+	bool ok;
+	int i;
+
+	sinit.srq_context = &limit_events;
+	srq = ib_create_srq(b->pd, &sinit);
+	if (IS_ERR(srq)) {
+		kt_diag("ib_create_srq: %ld", PTR_ERR(srq));
+		kt_result(false, "SRQ: created");
+		return;
+	}
+	init.send_cq = a->scq;
+	init.recv_cq = a->rcq;
+	a2.qp = ib_create_qp(a->pd, &init);
+	init.send_cq = b->scq;
+	init.recv_cq = b->rcq;
+	init.srq = srq;
+	init.cap.max_recv_wr = 0;
+	init.cap.max_recv_sge = 0;
+	b2.qp = ib_create_qp(b->pd, &init);
+	ok = !IS_ERR(a2.qp) && !IS_ERR(b2.qp) && !kt_init(&a2) &&
+	     !kt_init(&b2) && !kt_connect(&a2, &b2) && !kt_connect(&b2, &a2);
+	kt_result(ok, "SRQ: a %s QP on an SRQ of %u WRs, connected",
+		  kt_qpt == IB_QPT_RC ? "RC" : "UC", sinit.attr.max_wr);
+	memset(b->buf, KT_GUARD, KT_BUF);
+	for (i = 0; ok && i < 2; i++) {
+		kt_sges(b, &sge, 1, 1024 * i, 512);
+		rwr.wr_id = 0x7100 + i;
+		ok = !ib_post_srq_recv(srq, &rwr, NULL);
+	}
+	for (i = 0; ok && i < 2; i++) {
+		kt_fill(a->buf, 100 + i, 0x71 + i);
+		kt_sges(a, &sge, 1, 0, 100 + i);
+		swr.wr_id = 0x7200 + i;
+		ok = !ib_post_send(a2.qp, &swr, NULL) && !kt_poll(a->scq, &wc) &&
+		     !kt_poll(b->rcq, &wc) &&
+		     kt_wc_is(&wc, 0x7100 + i, IB_WC_SUCCESS, IB_WC_RECV,
+			      100 + i, b2.qp, false, 0) &&
+		     kt_check(b->buf + 1024 * i, 100 + i, 0x71 + i, 64);
+	}
+	kt_result(ok, "SRQ: ib_post_srq_recv WRs are consumed in order, each byte exact");
+	ok = atomic_read(&limit_events) == 1;
+	if (!ok)
+		kt_diag("%d limit events", atomic_read(&limit_events));
+	kt_result(ok, "SRQ: the armed limit of 2 fired IB_EVENT_SRQ_LIMIT_REACHED once");
+	if (!IS_ERR(b2.qp))
+		ib_destroy_qp(b2.qp);
+	if (!IS_ERR(a2.qp))
+		ib_destroy_qp(a2.qp);
+	ib_destroy_srq(srq);
+}
+
 static void kt_pair_rcomp(const char *what, bool softirq,
 			  ib_comp_handler rcomp,
 			  void (*fn)(struct kt_ep *a, struct kt_ep *b))
@@ -923,9 +1008,11 @@ static int __init snaa_ktest_init(void)
 	kt_pair("address handles", false, kt_ah);
 	kt_pair_rcomp("repost from the completion handler", false,
 		      kt_repost_handler, kt_repost);
+	kt_pair("SRQ", false, kt_srq);
 	kt_qpt = IB_QPT_RC;
 	kt_pair("RC", false, kt_rc);
 	kt_pair("RC, softirq CQs", true, kt_softirq);
+	kt_pair("RC SRQ", false, kt_srq);
 	kt_qpt = IB_QPT_UC;
 	pr_info("1..%d\n", kt_num);
 	pr_info("# %d passed, %d failed\n", kt_num - kt_failed, kt_failed);

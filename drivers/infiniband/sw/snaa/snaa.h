@@ -37,6 +37,8 @@
 #define SNAA_MAX_MR		65536
 #define SNAA_MAX_PD		65536
 #define SNAA_MAX_AH		65536
+#define SNAA_MAX_SRQ		16384
+#define SNAA_MAX_SRQ_WR		16384
 #define SNAA_MAX_MR_SIZE	(1ULL << 40)
 #define SNAA_MAX_MSG_SIZE	(1U << 31)
 #define SNAA_MAX_INLINE		(SNAA_MAX_SGE * sizeof(struct snaa_sge))
@@ -80,6 +82,7 @@ struct snaa_dev {
 	atomic_t num_cq;
 	atomic_t num_qp;
 	atomic_t num_mr;
+	atomic_t num_srq;
 	u64 __percpu *stats;		/* enum snaa_counter */
 	struct dentry *debugfs;		/* snaa/<device>/ */
 	/* WCU.BUF fault injection (debugfs, snaa_wcubuf.c) */
@@ -253,6 +256,34 @@ struct snaa_cq {
 	unsigned long upcalls;		/* SNAA_CQ_UPCALL_* bits */
 };
 
+/* Entry size of a receive ring (QP RQ or SRQ) for @max_sge SGEs. */
+static inline u32 snaa_rq_stride(u32 max_sge)
+{
+	return roundup_pow_of_two(sizeof(struct snaa_rqe) +
+				  max_sge * sizeof(struct snaa_sge));
+}
+
+/**
+ * struct snaa_srq - shared receive queue (snaa_srq.c)
+ * @ibsrq: the core's object; must stay first (INIT_RDMA_OBJ_SIZE)
+ * @lock: the kernel's consumer index, @limit; kernel posters
+ * @q: the ring of struct snaa_rqe
+ * @max_sge: SGEs per entry
+ * @limit: the armed limit (0: not armed)
+ * @user: the ring is user space's
+ * @upcalls: bit 0: the limit event is due
+ */
+struct snaa_srq {
+	struct ib_srq ibsrq;
+	struct snaa_dev *sdev;
+	spinlock_t lock;
+	struct snaa_queue q;
+	u32 max_sge;
+	u32 limit;
+	bool user;
+	unsigned long upcalls;
+};
+
 /* An IPv4 or IPv6 address; which one is kept next to it. */
 union snaa_ipaddr {
 	struct in_addr v4;
@@ -400,6 +431,7 @@ struct snaa_recv_state {
 	bool in_msg;			/* between FIRST and LAST */
 	bool is_send;
 	bool have_wqe;			/* @wqe holds a consumed RQ entry */
+	bool last_wqe_sent;		/* SRQ: LAST_WQE_REACHED raised */
 	u32 epsn;			/* expected PSN */
 	/* RDMA WRITE: the MR is looked up again for every packet */
 	u32 rkey;
@@ -508,6 +540,7 @@ struct snaa_qp {
 	struct snaa_recv_state recv;
 
 	struct snaa_wcubuf *wcu;	/* WCU.BUF receive mode (UC) */
+	struct snaa_srq *srq;		/* receive WQEs come from here */
 };
 
 static inline struct snaa_swqe *snaa_swqe(struct snaa_qp *qp, u32 idx)
@@ -554,6 +587,11 @@ static inline struct snaa_cq *to_snaa_cq(struct ib_cq *ibcq)
 static inline struct snaa_qp *to_snaa_qp(struct ib_qp *ibqp)
 {
 	return container_of(ibqp, struct snaa_qp, ibqp);
+}
+
+static inline struct snaa_srq *to_snaa_srq(struct ib_srq *ibsrq)
+{
+	return container_of(ibsrq, struct snaa_srq, ibsrq);
 }
 
 static inline struct snaa_ah *to_snaa_ah(struct ib_ah *ibah)
@@ -702,6 +740,19 @@ int snaa_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 		   const struct ib_recv_wr **bad_wr);
 void snaa_rcv(struct snaa_dev *sdev, struct sk_buff *skb);
 void snaa_rcv_bad_icrc(struct snaa_dev *sdev, struct sk_buff *skb);
+
+/* snaa_srq.c */
+int snaa_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
+		    struct ib_udata *udata);
+int snaa_modify_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr,
+		    enum ib_srq_attr_mask mask, struct ib_udata *udata);
+int snaa_query_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr);
+int snaa_destroy_srq(struct ib_srq *ibsrq, struct ib_udata *udata);
+int snaa_post_srq_recv(struct ib_srq *ibsrq, const struct ib_recv_wr *wr,
+		       const struct ib_recv_wr **bad_wr);
+int snaa_srq_fetch(struct snaa_srq *srq, struct snaa_rqe *wqe,
+		   struct snaa_sge *sge);
+void snaa_srq_upcalls(struct snaa_srq *srq);
 
 /* snaa_wcubuf.c */
 struct snaa_wcubuf;

@@ -28,11 +28,6 @@ static u32 snaa_sq_stride(u32 max_sge, u32 max_inline)
 	return roundup_pow_of_two(sizeof(struct snaa_sqe) + data);
 }
 
-static u32 snaa_rq_stride(u32 max_sge)
-{
-	return roundup_pow_of_two(sizeof(struct snaa_rqe) +
-				  max_sge * sizeof(struct snaa_sge));
-}
 
 static int snaa_qp_check_cap(struct ib_qp_cap *cap)
 {
@@ -202,8 +197,13 @@ int snaa_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	default:
 		return -EOPNOTSUPP;
 	}
-	if (init->srq || init->create_flags)
+	if (init->create_flags)
 		return -EOPNOTSUPP;
+	if (init->srq) {
+		/* The receive WQEs come from the SRQ: no RQ of its own. */
+		init->cap.max_recv_wr = 0;
+		init->cap.max_recv_sge = 0;
+	}
 	err = snaa_qp_check_cap(&init->cap);
 	if (err)
 		return err;
@@ -234,6 +234,7 @@ int snaa_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	qp->state = IB_QPS_RESET;
 	qp->scq = to_snaa_cq(init->send_cq);
 	qp->rcq = to_snaa_cq(init->recv_cq);
+	qp->srq = init->srq ? to_snaa_srq(init->srq) : NULL;
 	qp->sq_sig_all = init->sq_sig_type == IB_SIGNAL_ALL_WR;
 	qp->max_send_sge = init->cap.max_send_sge;
 	qp->max_recv_sge = init->cap.max_recv_sge;
@@ -363,6 +364,23 @@ void snaa_rq_flush(struct snaa_qp *qp)
 
 	lockdep_assert_held(&qp->rq_lock);
 	snaa_recv_abort(qp);
+	if (qp->srq) {
+		/*
+		 * The WQE the QP took from its SRQ is the only one it has;
+		 * the SRQ's stay for the other QPs.  IBA 10.8.1: the last
+		 * WQE reached event, once per entry into the error state.
+		 */
+		if (qp->recv.have_wqe) {
+			cqe.wr_id = qp->recv.wqe.wr_id;
+			snaa_cq_post(qp->rcq, &cqe, qp, false);
+		}
+		qp->recv.have_wqe = false;
+		if (!qp->recv.last_wqe_sent) {
+			qp->recv.last_wqe_sent = true;
+			set_bit(IB_EVENT_QP_LAST_WQE_REACHED, &qp->upcalls);
+		}
+		return;
+	}
 	/* A held RQE is still at q->kidx: flushed below, never reused. */
 	qp->recv.have_wqe = false;
 	/*
@@ -452,6 +470,8 @@ void snaa_qp_upcalls(struct snaa_qp *qp)
 	snaa_cq_upcalls(qp->scq);
 	if (qp->rcq != qp->scq)
 		snaa_cq_upcalls(qp->rcq);
+	if (qp->srq)
+		snaa_srq_upcalls(qp->srq);
 }
 
 /* Drop everything posted; both rings start over empty.  sq_mutex held. */

@@ -51,6 +51,7 @@ void snaa_resp_reset(struct snaa_qp *qp)
 	lockdep_assert_held(&qp->rq_lock);
 	snaa_recv_abort(qp);
 	r->have_wqe = false;
+	r->last_wqe_sent = false;
 	r->msn = 0;
 	r->nak_sent = false;
 	r->ack_pending = false;
@@ -73,6 +74,13 @@ static int snaa_rq_fetch(struct snaa_qp *qp)
 
 	if (r->have_wqe)
 		return 0;
+	if (qp->srq) {
+		int err = snaa_srq_fetch(qp->srq, &r->wqe, r->sge);
+
+		if (err)
+			return err;
+		goto got;
+	}
 	prod = snaa_ring_producer(q);
 	if (prod == q->kidx)
 		return -ENOENT;
@@ -83,6 +91,7 @@ static int snaa_rq_fetch(struct snaa_qp *qp)
 	if (r->wqe.num_sge > qp->max_recv_sge)
 		return -EINVAL;
 	memcpy(r->sge, slot->sge, r->wqe.num_sge * sizeof(r->sge[0]));
+got:
 	r->wqe_len = 0;
 	for (i = 0; i < r->wqe.num_sge; i++)
 		r->wqe_len += r->sge[i].length;
@@ -99,7 +108,9 @@ static void snaa_rq_complete(struct snaa_qp *qp, struct snaa_cqe *cqe,
 	cqe->wr_id = r->wqe.wr_id;
 	cqe->qp_num = qp->ibqp.qp_num;
 	r->have_wqe = false;
-	snaa_ring_publish_consumer(&qp->rq, ++qp->rq.kidx);
+	/* An SRQ's entry left its ring when the QP took it. */
+	if (!qp->srq)
+		snaa_ring_publish_consumer(&qp->rq, ++qp->rq.kidx);
 	snaa_cq_post(qp->rcq, cqe, qp, solicited);
 }
 

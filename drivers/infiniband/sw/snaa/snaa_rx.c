@@ -194,6 +194,11 @@ int snaa_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 	unsigned long flags;
 	int err = 0;
 
+	/* Its receive WRs go to the SRQ; none may be posted in RESET. */
+	if (wr && (qp->srq || READ_ONCE(qp->state) == IB_QPS_RESET)) {
+		*bad_wr = wr;
+		return -EINVAL;
+	}
 	spin_lock_irqsave(&qp->rq_lock, flags);
 	/* User QPs post into the mapped ring; a NULL list is a doorbell. */
 	for (; wr && !qp->user; wr = wr->next) {

@@ -980,8 +980,8 @@ int snaa_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 	unsigned long flags;
 	int err = 0;
 
-	if (qp->wcu) {
-		/* No send WRs: see snaa_sq_fetch(). */
+	/* No send WRs on a WCU.BUF QP (snaa_sq_fetch()), none in RESET. */
+	if (qp->wcu || (wr && READ_ONCE(qp->state) == IB_QPS_RESET)) {
 		*bad_wr = wr;
 		return -EINVAL;
 	}

@@ -46,7 +46,10 @@ int snaa_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
 	attr->max_mr = SNAA_MAX_MR;
 	attr->max_pd = SNAA_MAX_PD;
 	attr->max_ah = SNAA_MAX_AH;
-	/* SRQ and memory windows: not implemented. */
+	attr->max_srq = SNAA_MAX_SRQ;
+	attr->max_srq_wr = SNAA_MAX_SRQ_WR;
+	attr->max_srq_sge = SNAA_MAX_SGE;
+	/* Memory windows: not implemented. */
 	return 0;
 }
 
