@@ -33,7 +33,7 @@ cd "$(dirname "$0")/.." || exit 1
 what=${1:-all}
 : "${SNAA_KVER:=$(sh scripts/kver.sh)}"
 export SNAA_KVER
-: "${SNAA_COMPAT_TESTS:=device.sh uc_snaa.sh uc_interop.sh malformed.sh verbs.sh ktest.sh rc_interop.sh wcubuf_rx.sh}"
+: "${SNAA_COMPAT_TESTS:=device.sh uc_snaa.sh uc_interop.sh malformed.sh verbs.sh ktest.sh rc_interop.sh wcubuf_rx.sh pyverbs.sh}"
 # On the debug kernel (KASAN makes everything several times slower, and
 # the CI budget is an hour from a cold machine): the tests that exercise
 # the most kernel code per second.  fuzz (malformed packets by the
@@ -69,6 +69,7 @@ log=$(mktemp /tmp/snaa-check.XXXXXX)
 trap 'rm -f "$log" "$log.out"' EXIT
 passed=0
 failed=0
+todo=0
 
 suite() {
 	name=$1
@@ -81,17 +82,22 @@ suite() {
 	cat "$log.out"
 	p=$(grep -cE '^ok [0-9]+' "$log.out")
 	f=$(grep -cE '^not ok [0-9]+' "$log.out")
+	# "ok N - ... # TODO/SKIP": a known gap or a test that could not
+	# run here; reported apart, never as a pass.
+	t=$(grep -cE '^ok [0-9]+ .*# (TODO|SKIP)' "$log.out")
+	p=$((p - t))
 	if [ "$rc" != 0 ] && [ "$f" = 0 ]; then
 		echo "not ok - suite $name exited with status $rc"
 		f=1
 	fi
-	if [ "$rc" = 0 ] && [ "$p" = 0 ]; then
+	if [ "$rc" = 0 ] && [ "$p" = 0 ] && [ "$t" = 0 ]; then
 		echo "not ok - suite $name ran no test"
 		f=1
 	fi
-	echo "# ---- suite $name: $p passed, $f failed (exit $rc, ${secs}s)"
+	echo "# ---- suite $name: $p passed, $f failed, $t todo/skipped (exit $rc, ${secs}s)"
 	passed=$((passed + p))
 	failed=$((failed + f))
+	todo=$((todo + t))
 }
 
 if [ "$what" = host ] || [ "$what" = all ]; then
@@ -177,5 +183,6 @@ if [ $((passed + failed)) = 0 ]; then
 	echo "not ok - no test ran"
 	failed=1
 fi
+echo "# $todo todo/skipped (known gaps and tests that cannot run here)"
 echo "$passed passed, $failed failed"
 [ "$failed" = 0 ]

@@ -14,12 +14,13 @@ set -eu
 # The debug kernel of the VM tests (scripts/debug-kernel.sh) is built
 # from linux-source-6.1 with flex, bison, bc and libelf (objtool); the
 # kernel's kselftest lib.mk installs with rsync; clang and
-# libclang-rt-14-dev: libFuzzer and the sanitizers (tests/fuzz).
+# libclang-rt-14-dev: libFuzzer and the sanitizers (tests/fuzz);
+# python3-pyverbs: rdma-core's own test suite (selftests/snaa/pyverbs.sh).
 pkgs="build-essential pkg-config linux-headers-amd64 linux-image-amd64
 qemu-system-x86 busybox-static cpio kmod xz-utils sparse
 rdma-core libibverbs-dev librdmacm-dev ibverbs-utils rdmacm-utils
 perftest iproute2 procps clang libclang-rt-14-dev
-linux-source-6.1 flex bison bc libelf-dev rsync"
+linux-source-6.1 flex bison bc libelf-dev rsync python3-pyverbs"
 
 bpo_list=/etc/apt/sources.list.d/snaa-bookworm-backports.list
 
