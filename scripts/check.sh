@@ -33,7 +33,7 @@ cd "$(dirname "$0")/.." || exit 1
 what=${1:-all}
 : "${SNAA_KVER:=$(sh scripts/kver.sh)}"
 export SNAA_KVER
-: "${SNAA_COMPAT_TESTS:=device.sh uc_snaa.sh uc_interop.sh malformed.sh verbs.sh ktest.sh rc_interop.sh wcubuf_rx.sh pyverbs.sh}"
+: "${SNAA_COMPAT_TESTS:=device.sh uc_snaa.sh uc_interop.sh malformed.sh verbs.sh ktest.sh rc_interop.sh wcubuf_rx.sh}"
 # On the debug kernel (KASAN makes everything several times slower, and
 # the CI budget is an hour from a cold machine): the tests that exercise
 # the most kernel code per second.  fuzz (malformed packets by the
