@@ -736,6 +736,8 @@ int snaa_resp_tx(struct snaa_qp *qp, int budget);
 bool snaa_resp_pending(struct snaa_qp *qp);
 
 /* snaa_rx.c */
+int snaa_rqe_post(struct snaa_queue *q, u32 max_sge,
+		  const struct ib_recv_wr *wr);
 int snaa_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 		   const struct ib_recv_wr **bad_wr);
 void snaa_rcv(struct snaa_dev *sdev, struct sk_buff *skb);

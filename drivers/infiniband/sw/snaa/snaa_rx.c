@@ -165,15 +165,24 @@ void snaa_rcv_bad_icrc(struct snaa_dev *sdev, struct sk_buff *skb)
 	snaa_qp_put(qp);
 }
 
-static int snaa_post_one_recv(struct snaa_qp *qp, const struct ib_recv_wr *wr)
+/**
+ * snaa_rqe_post() - post one kernel receive WR into a receive ring
+ * @q: a QP's RQ or an SRQ
+ * @max_sge: the SGEs an entry may have
+ * @wr: the WR
+ *
+ * Context: the ring's producer lock held.
+ * Return: 0, -ENOMEM (ring full) or -EINVAL (too many SGEs).
+ */
+int snaa_rqe_post(struct snaa_queue *q, u32 max_sge,
+		  const struct ib_recv_wr *wr)
 {
-	struct snaa_queue *q = &qp->rq;
 	struct snaa_rqe *rqe;
 	u32 prod = q->ring->producer, i;
 
 	if (prod - snaa_ring_consumer(q) >= q->num)
 		return -ENOMEM;
-	if (wr->num_sge > qp->max_recv_sge)
+	if (wr->num_sge > max_sge)
 		return -EINVAL;
 	rqe = snaa_ring_slot(q, prod);
 	rqe->wr_id = wr->wr_id;
@@ -202,7 +211,7 @@ int snaa_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 	spin_lock_irqsave(&qp->rq_lock, flags);
 	/* User QPs post into the mapped ring; a NULL list is a doorbell. */
 	for (; wr && !qp->user; wr = wr->next) {
-		err = snaa_post_one_recv(qp, wr);
+		err = snaa_rqe_post(&qp->rq, qp->max_recv_sge, wr);
 		if (err) {
 			*bad_wr = wr;
 			break;

@@ -112,38 +112,20 @@ int snaa_post_srq_recv(struct ib_srq *ibsrq, const struct ib_recv_wr *wr,
 		       const struct ib_recv_wr **bad_wr)
 {
 	struct snaa_srq *srq = to_snaa_srq(ibsrq);
-	struct snaa_queue *q = &srq->q;
 	unsigned long flags;
-	struct snaa_rqe *rqe;
 	int err = 0;
-	u32 prod, i;
 
 	/* User SRQs post into the mapped ring, with no doorbell. */
 	if (srq->user)
 		return wr ? -EINVAL : 0;
 	spin_lock_irqsave(&srq->lock, flags);
 	for (; wr; wr = wr->next) {
-		prod = q->ring->producer;
-		if (prod - snaa_ring_consumer(q) >= q->num) {
-			err = -ENOMEM;
+		err = snaa_rqe_post(&srq->q, srq->max_sge, wr);
+		if (err) {
+			*bad_wr = wr;
 			break;
 		}
-		if (wr->num_sge > srq->max_sge) {
-			err = -EINVAL;
-			break;
-		}
-		rqe = snaa_ring_slot(q, prod);
-		rqe->wr_id = wr->wr_id;
-		rqe->num_sge = wr->num_sge;
-		for (i = 0; i < wr->num_sge; i++) {
-			rqe->sge[i].addr = wr->sg_list[i].addr;
-			rqe->sge[i].length = wr->sg_list[i].length;
-			rqe->sge[i].lkey = wr->sg_list[i].lkey;
-		}
-		snaa_ring_publish_producer(q, prod + 1);
 	}
-	if (err)
-		*bad_wr = wr;
 	spin_unlock_irqrestore(&srq->lock, flags);
 	return err;
 }
