@@ -28,7 +28,6 @@ static u32 snaa_sq_stride(u32 max_sge, u32 max_inline)
 	return roundup_pow_of_two(sizeof(struct snaa_sqe) + data);
 }
 
-
 static int snaa_qp_check_cap(struct ib_qp_cap *cap)
 {
 	if (cap->max_send_wr > SNAA_MAX_QP_WR ||
