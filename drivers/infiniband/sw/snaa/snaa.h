@@ -276,7 +276,7 @@ static inline u32 snaa_rq_stride(u32 max_sge)
 struct snaa_srq {
 	struct ib_srq ibsrq;
 	struct snaa_dev *sdev;
-	spinlock_t lock;
+	spinlock_t lock;		/* @q's kernel index, @limit */
 	struct snaa_queue q;
 	u32 max_sge;
 	u32 limit;
