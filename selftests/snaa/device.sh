@@ -99,7 +99,9 @@ check_eq "max_cqe" "$(devinfo_field snaa0 max_cqe)" "65536"
 check_eq "max_mr" "$(devinfo_field snaa0 max_mr)" "65536"
 check_eq "max_mr_size" "$(devinfo_field snaa0 max_mr_size)" "0x10000000000"
 check_eq "max_pd" "$(devinfo_field snaa0 max_pd)" "65536"
-check_eq "max_srq (no SRQ)" "$(devinfo_field snaa0 max_srq)" "0"
+check_eq "max_srq" "$(devinfo_field snaa0 max_srq)" "16384"
+check_eq "max_srq_wr" "$(devinfo_field snaa0 max_srq_wr)" "16384"
+check_eq "max_srq_sge" "$(devinfo_field snaa0 max_srq_sge)" "16"
 check_eq "max_ah" "$(devinfo_field snaa0 max_ah)" "65536"
 
 # --- GIDs ------------------------------------------------------------------
