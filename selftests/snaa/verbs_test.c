@@ -45,6 +45,17 @@
  *               nothing (a failed INIT->RTR leaves dest_qp_num alone) and
  *               refuses a false IBV_QP_CUR_STATE (the path MTU bound is
  *               malformed.sh's, on a netdev of MTU 1500)
+ * 10 cq_ex      the extended CQ (ibv_create_cq_ex, ibv_start_poll)
+ * 11 wr_api     the ibv_wr_* send API
+ * 12 srq        shared receive queues
+ * 13 mw         memory windows on RC QPs: type 1 (ibv_bind_mw) and type 2
+ *               (IBV_WR_BIND_MW) binds in SQ order, access with the
+ *               window's rights and range only (its MR has no remote
+ *               rights), type 2 only through the QP it was bound on,
+ *               rebind, unbind, IBV_WR_LOCAL_INV, SEND with invalidate
+ *               (IBV_WC_WITH_INV, invalidated_rkey), ibv_dealloc_mw,
+ *               ibv_dereg_mr EBUSY while bound, and the error statuses
+ *               of binds and invalidations
  *
  * Cases that need two QPs connect one on A with one on B directly (no
  * CM, global AH from the peer's GID); every case uses QPs of its own.
@@ -79,6 +90,7 @@
 
 #define CQ_DEPTH	256
 #define QP_ACCESS	(IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE)
+#define RC_ACCESS	(QP_ACCESS | IBV_ACCESS_REMOTE_READ)
 
 /* documented limits (Documentation/verbs.rst, snaa-abi.h) */
 #define LIM_SGE		16
@@ -87,6 +99,7 @@
 #define LIM_RD_ATOMIC	16
 #define LIM_SRQ		16384
 #define LIM_SRQ_WR	16384
+#define LIM_MW		65536
 
 /* per-QP buffer, one MR (LOCAL_WRITE | REMOTE_WRITE) */
 #define BUF_LEN		(64 * 1024)
@@ -154,7 +167,7 @@ static bool failed_with(const char *what, const void *obj, int err, int want)
 
 /* ---- options ------------------------------------------------------------- */
 
-#define NCASES 12
+#define NCASES 13
 
 static struct {
 	struct vu_dev a, b;		/* --dev-a, --gid-a, --ipv6, ... */
@@ -179,7 +192,7 @@ VU_PAIR_USAGE
 "                        1 objects, 2 states, 3 posting, 4 flush, 5 events,\n"
 "                        6 inline, 7 receive errors, 8 address handles,\n"
 "                        9 hardening, 10 extended CQ, 11 ibv_wr_* API,\n"
-"                        12 shared receive queue\n"
+"                        12 shared receive queue, 13 memory windows (RC)\n"
 "  --help                show this help\n"
 "\n"
 "Exit status: 0 all checks passed, 1 a check or the setup failed, 2 usage\n"
@@ -229,9 +242,11 @@ struct qp_req {
 	int rcq_depth;			/* receive CQ entries; 0: CQ_DEPTH */
 	bool rcq_ex;			/* receive CQ from ibv_create_cq_ex */
 	uint64_t send_ops;		/* ibv_create_qp_ex send_ops_flags */
+	bool rc;			/* an RC QP (RC_ACCESS), not UC */
 };
 
-static const struct qp_req REQ_DEFAULT = { 16, 16, 2, 2, 0, false, 0, false, 0 };
+static const struct qp_req REQ_DEFAULT = { 16, 16, 2, 2, 0, false, 0, false, 0,
+					   false };
 
 struct ep {
 	char label;
@@ -263,7 +278,7 @@ static void ep_close(struct ep *e)
 	memset(e, 0, sizeof(*e));
 }
 
-/* CQs, buffer, MR and a UC QP in RESET; diagnostics on failure. */
+/* CQs, buffer, MR and a UC (or RC) QP in RESET; diagnostics on failure. */
 static int ep_open(struct ep *e, struct vu_dev *d, char label,
 		   const struct qp_req *r)
 {
@@ -316,7 +331,8 @@ static int ep_open(struct ep *e, struct vu_dev *d, char label,
 	if (r->send_ops) {
 		struct ibv_qp_init_attr_ex ax = {
 			.send_cq = e->scq, .recv_cq = e->rcq, .cap = cap,
-			.qp_type = IBV_QPT_UC, .pd = d->pd,
+			.qp_type = r->rc ? IBV_QPT_RC : IBV_QPT_UC,
+			.pd = d->pd,
 			.comp_mask = IBV_QP_INIT_ATTR_PD |
 				     IBV_QP_INIT_ATTR_SEND_OPS_FLAGS,
 			.send_ops_flags = r->send_ops,
@@ -326,10 +342,12 @@ static int ep_open(struct ep *e, struct vu_dev *d, char label,
 		if (e->qp)
 			cap = ax.cap;
 	} else {
-		e->qp = vu_qp_create(d->pd, IBV_QPT_UC, e->scq, e->rcq, &cap);
+		e->qp = vu_qp_create(d->pd, r->rc ? IBV_QPT_RC : IBV_QPT_UC,
+				     e->scq, e->rcq, &cap);
 	}
 	if (!e->qp) {
-		vu_diag("%c: ibv_create_qp(UC): %s", label, strerror(errno));
+		vu_diag("%c: ibv_create_qp(%s): %s", label, r->rc ? "RC" : "UC",
+			strerror(errno));
 		goto err;
 	}
 	e->cap = cap;
@@ -341,7 +359,8 @@ err:
 
 static int ep_init(struct ep *e)
 {
-	return vu_qp_init(e->qp, QP_ACCESS);
+	return vu_qp_init(e->qp, e->qp->qp_type == IBV_QPT_RC ? RC_ACCESS :
+								 QP_ACCESS);
 }
 
 static int ep_rtr(struct ep *e, const struct ep *peer, enum ibv_mtu mtu)
@@ -1236,7 +1255,8 @@ static void case_posting(struct vu_dev *d)
 	printf("# case 3: posting errors (device %s, QPs in INIT)\n",
 	       d->name);
 	if (!fx_setup("posting", FX_RESET, &e1, d, NULL, &e2, d,
-		      &(struct qp_req){ 4, 4, 1, 1, 0, false, 0, false, 0 }))
+		      &(struct qp_req){ 4, 4, 1, 1, 0, false, 0, false, 0,
+					 false }))
 		return;
 	ok = eq_ret("RESET->INIT", ep_init(&e1), 0);
 	ok &= eq_ret("RESET->INIT", ep_init(&e2), 0);
@@ -2242,7 +2262,8 @@ static bool wait_async_events(struct ibv_context *ctx, struct want_event *want,
 
 static void hardening_cq_overflow(struct vu_dev *da, struct vu_dev *db)
 {
-	static const struct qp_req rb = { 16, 16, 2, 2, 0, false, 1, false, 0 };
+	static const struct qp_req rb = { 16, 16, 2, 2, 0, false, 1, false, 0,
+					  false };
 	long long before, after;
 	struct ibv_wc wc;
 	struct ep a, b;
@@ -2377,11 +2398,11 @@ static void hardening_attrs(struct vu_dev *d)
 	     eq("max_srq", a.max_srq, LIM_SRQ) &&
 	     eq("max_srq_wr", a.max_srq_wr, LIM_SRQ_WR) &&
 	     eq("max_srq_sge", a.max_srq_sge, LIM_SGE) &&
-	     eq("max_mw", a.max_mw, 0);
+	     eq("max_mw", a.max_mw, LIM_MW);
 	vu_report(ok, "hardening: ibv_query_device reports the limits the "
 		  "driver enforces (16 SGEs also for RDMA READ and SRQs, 16 "
 		  "READ/atomic requests per QP, HCA atomics, 16384 SRQs of "
-		  "16384 WRs, no MW, 65536 CQEs)");
+		  "16384 WRs, 65536 MWs, 65536 CQEs)");
 }
 
 static void case_hardening(struct vu_dev *da, struct vu_dev *db)
@@ -2602,7 +2623,7 @@ static void case_wr_api(struct vu_dev *da, struct vu_dev *db)
 	ax.cap.max_send_sge = ax.cap.max_recv_sge = 1;
 	ax.send_cq = ax.recv_cq = ibv_create_cq(da->ctx, 8, NULL, NULL, 0);
 	ax.comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
-	ax.send_ops_flags = IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_BIND_MW;
+	ax.send_ops_flags = IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_INV;
 	errno = 0;
 	qp = ax.send_cq ? ibv_create_qp_ex(da->ctx, &ax) : NULL;
 	ok = !qp && errno == EOPNOTSUPP;
@@ -2616,7 +2637,7 @@ static void case_wr_api(struct vu_dev *da, struct vu_dev *db)
 		ibv_destroy_qp(qp);
 	if (ax.send_cq)
 		ibv_destroy_cq(ax.send_cq);
-	vu_report(ok, "wr_api: send_ops_flags snaa cannot do (bind MW; READ on UC) refused with EOPNOTSUPP");
+	vu_report(ok, "wr_api: send_ops_flags snaa cannot do (SEND_WITH_INV and READ on UC) refused with EOPNOTSUPP");
 
 	ra.send_ops = WR_API_OPS;
 	ra.inline_data = 64;
@@ -2909,6 +2930,737 @@ out:
 		ibv_destroy_cq(bcq);
 }
 
+/* ---- case 13: memory windows (RC) ------------------------------------------ */
+
+/*
+ * B's target memory: four pages in an MR with LOCAL_WRITE | MW_BIND and
+ * no remote rights of its own.  The windows cover its second page (from
+ * MW_OFF, MW_LEN bytes) unless a check says otherwise.  A2 and B2 are
+ * labelled 'a' and 'b' in diagnostics.
+ */
+#define MW_TGT_LEN	(4 * 4096)
+#define MW_OFF		4096
+#define MW_LEN		4096
+#define MW_MAX		24		/* windows one run allocates */
+#define MW_ERR_WAIT_MS	1000		/* a responder enters ERR after its NAK */
+
+struct mwx {
+	struct vu_dev *db;
+	struct ep a1, b1, a2, b2;	/* RC pairs; B1 and B2 share B's PD */
+	struct vu_buf t;		/* B's target */
+	struct ibv_mw *mw[MW_MAX];	/* allocated, freed at the end */
+	int nmw;
+	uint64_t id;			/* wr_id of the next WR */
+};
+
+static uint8_t mw_snap[MW_TGT_LEN];
+
+static uint64_t mw_addr(const struct mwx *x, long long off)
+{
+	return (uintptr_t)x->t.p + (uint64_t)off;
+}
+
+static struct ibv_mw *mw_new(struct mwx *x, enum ibv_mw_type type)
+{
+	struct ibv_mw *mw;
+
+	if (x->nmw == MW_MAX) {
+		vu_diag("more than %d windows", MW_MAX);
+		return NULL;
+	}
+	mw = ibv_alloc_mw(x->db->pd, type);
+	if (!mw)
+		vu_diag("ibv_alloc_mw(type %d): %s", type, strerror(errno));
+	else
+		x->mw[x->nmw++] = mw;
+	return mw;
+}
+
+/* ibv_dealloc_mw() of a window mw_new() gave; true on success. */
+static bool mw_free(struct mwx *x, struct ibv_mw *mw)
+{
+	int i, ret;
+
+	for (i = 0; i < x->nmw && x->mw[i] != mw; i++)
+		;
+	ret = ibv_dealloc_mw(mw);
+	if (ret) {
+		vu_diag("ibv_dealloc_mw: %s", strerror(ret));
+		return false;
+	}
+	if (i < x->nmw)
+		x->mw[i] = NULL;
+	return true;
+}
+
+/*
+ * Post one signaled WR of opcode op on e's QP: RDMA WRITE (len bytes
+ * from SRC_OFF of e's buffer) or READ (into AUX_OFF) at raddr with R_Key
+ * key, SEND_WITH_INV (len bytes from SRC_OFF) or LOCAL_INV of key.
+ * Returns ibv_post_send's value.
+ */
+static int mw_post(struct ep *e, enum ibv_wr_opcode op, uint64_t wr_id,
+		   uint32_t len, uint64_t raddr, uint32_t key)
+{
+	struct ibv_sge sge = {
+		.addr = (uintptr_t)(e->mem.p + (op == IBV_WR_RDMA_READ ?
+						AUX_OFF : SRC_OFF)),
+		.length = len,
+		.lkey = e->mem.mr->lkey,
+	};
+	struct ibv_send_wr wr, *bad = NULL;
+
+	memset(&wr, 0, sizeof(wr));
+	wr.wr_id = wr_id;
+	wr.opcode = op;
+	wr.send_flags = IBV_SEND_SIGNALED;
+	wr.sg_list = len ? &sge : NULL;
+	wr.num_sge = len ? 1 : 0;
+	if (op == IBV_WR_RDMA_WRITE || op == IBV_WR_RDMA_READ) {
+		wr.wr.rdma.remote_addr = raddr;
+		wr.wr.rdma.rkey = key;
+	} else {
+		wr.invalidate_rkey = key;
+	}
+	return ibv_post_send(e->qp, &wr, &bad);
+}
+
+/* ibv_bind_mw() of type 1 window mw on e's QP, signaled. */
+static int mw_bind1(struct ep *e, struct ibv_mw *mw, uint64_t wr_id,
+		    struct ibv_mr *mr, uint64_t addr, uint64_t len,
+		    unsigned int access)
+{
+	struct ibv_mw_bind b = {
+		.wr_id = wr_id,
+		.send_flags = IBV_SEND_SIGNALED,
+		.bind_info = { .mr = mr, .addr = addr, .length = len,
+			       .mw_access_flags = access },
+	};
+
+	return ibv_bind_mw(e->qp, mw, &b);
+}
+
+/*
+ * IBV_WR_BIND_MW of type 2 window mw on e's QP, signaled, giving it
+ * R_Key key.  The provider takes the window's current key from
+ * mw->rkey, which, as with rdma-core's providers, is the application's
+ * to keep for a type 2 window: set it once the bind has completed.
+ */
+static int mw_bind2(struct ep *e, struct ibv_mw *mw, uint32_t key,
+		    uint64_t wr_id, struct ibv_mr *mr, uint64_t addr,
+		    uint64_t len, unsigned int access)
+{
+	struct ibv_send_wr wr, *bad = NULL;
+
+	memset(&wr, 0, sizeof(wr));
+	wr.wr_id = wr_id;
+	wr.opcode = IBV_WR_BIND_MW;
+	wr.send_flags = IBV_SEND_SIGNALED;
+	wr.bind_mw.mw = mw;
+	wr.bind_mw.rkey = key;
+	wr.bind_mw.bind_info = (struct ibv_mw_bind_info){
+		.mr = mr, .addr = addr, .length = len,
+		.mw_access_flags = access };
+	return ibv_post_send(e->qp, &wr, &bad);
+}
+
+/* A verb's return value that must be 0, as a diagnostic. */
+static bool posted(const char *what, int ret)
+{
+	return eq_ret(what, ret, 0);
+}
+
+/* The WR wr_id of e's SQ completes with st (and opcode, on success). */
+static bool mw_cqe(const char *what, struct ep *e, uint64_t wr_id,
+		   enum ibv_wc_status st, int opcode)
+{
+	return expect_cqe(what, e->scq, wr_id, st,
+			  st == IBV_WC_SUCCESS ? opcode : -1, e->qp->qp_num,
+			  -1);
+}
+
+/* Type 1 bind on e, posted and completed with st. */
+static bool mw_bind1_done(const char *what, struct mwx *x, struct ep *e,
+			  struct ibv_mw *mw, struct ibv_mr *mr, uint64_t addr,
+			  uint64_t len, unsigned int access,
+			  enum ibv_wc_status st)
+{
+	uint64_t id = ++x->id;
+
+	return posted(what, mw_bind1(e, mw, id, mr, addr, len, access)) &&
+	       mw_cqe(what, e, id, st, IBV_WC_BIND_MW);
+}
+
+/* Type 2 bind on e to key, completed with st; mw->rkey follows it. */
+static bool mw_bind2_done(const char *what, struct mwx *x, struct ep *e,
+			  struct ibv_mw *mw, uint32_t key, struct ibv_mr *mr,
+			  uint64_t addr, uint64_t len, unsigned int access,
+			  enum ibv_wc_status st)
+{
+	uint64_t id = ++x->id;
+	bool ok = posted(what, mw_bind2(e, mw, key, id, mr, addr, len,
+					access)) &&
+		  mw_cqe(what, e, id, st, IBV_WC_BIND_MW);
+
+	if (ok && st == IBV_WC_SUCCESS)
+		mw->rkey = key;
+	return ok;
+}
+
+/* LOCAL_INV of key on e, completed with st. */
+static bool mw_local_inv(const char *what, struct mwx *x, struct ep *e,
+			 uint32_t key, enum ibv_wc_status st)
+{
+	uint64_t id = ++x->id;
+
+	return posted(what, mw_post(e, IBV_WR_LOCAL_INV, id, 0, 0, key)) &&
+	       mw_cqe(what, e, id, st, IBV_WC_LOCAL_INV);
+}
+
+/*
+ * Both QPs of a pair back to RTS after an error (RESET, then connected
+ * again with new PSNs), their CQs empty.  If b is to enter ERR by
+ * itself (a responder that NAKed), it is given time to.
+ */
+static bool mw_reset(struct ep *a, struct ep *b, bool b_errs)
+{
+	struct ep *s[2] = { a, b };
+	double end = vu_now() + MW_ERR_WAIT_MS / 1000.0;
+	int i, ret;
+
+	while (b_errs && vu_qp_state(b->qp) != IBV_QPS_ERR && vu_now() < end)
+		vu_nap_us(1000);
+	for (i = 0; i < 2; i++) {
+		ret = vu_qp_modify_state(s[i]->qp, IBV_QPS_RESET);
+		if (ret) {
+			vu_diag("%c: to RESET: %s", s[i]->label,
+				strerror(ret));
+			return false;
+		}
+		vu_cq_drain(s[i]->scq);
+		vu_cq_drain(s[i]->rcq);
+	}
+	return !pair_connect(a, b, g_mtu);
+}
+
+/*
+ * RDMA WRITE of len bytes (PRNG stream seed) from a at offset off of B's
+ * target with R_Key key: it completes, and the whole target then holds
+ * exactly what it held before plus those bytes.
+ */
+static bool mw_write_ok(const char *what, struct mwx *x, struct ep *a,
+			long long off, uint32_t len, uint32_t key,
+			uint64_t seed)
+{
+	uint64_t id = ++x->id;
+	bool ok;
+
+	vu_fill_prng(a->mem.p + SRC_OFF, len, seed);
+	memcpy(mw_snap, x->t.p, MW_TGT_LEN);
+	memcpy(mw_snap + off, a->mem.p + SRC_OFF, len);
+	ok = posted(what, mw_post(a, IBV_WR_RDMA_WRITE, id, len,
+				  mw_addr(x, off), key)) &&
+	     mw_cqe(what, a, id, IBV_WC_SUCCESS, IBV_WC_RDMA_WRITE);
+	return ok && vu_bytes_eq(what, x->t.p, mw_snap, MW_TGT_LEN, 0);
+}
+
+/*
+ * An RDMA WRITE or READ of len bytes from a at offset off of B's target
+ * with R_Key key that must fail: IBV_WC_REM_ACCESS_ERR, the target
+ * unchanged.  The pair a-b is reset afterwards.
+ */
+static bool mw_denied(const char *what, struct mwx *x, struct ep *a,
+		      struct ep *b, enum ibv_wr_opcode op, long long off,
+		      uint32_t len, uint32_t key)
+{
+	uint64_t id = ++x->id;
+	bool ok;
+
+	memset(a->mem.p + SRC_OFF, 0x3c, len);
+	memcpy(mw_snap, x->t.p, MW_TGT_LEN);
+	ok = posted(what, mw_post(a, op, id, len, mw_addr(x, off), key)) &&
+	     mw_cqe(what, a, id, IBV_WC_REM_ACCESS_ERR, -1);
+	ok = vu_bytes_eq(what, x->t.p, mw_snap, MW_TGT_LEN, 0) && ok;
+	return mw_reset(a, b, true) && ok;
+}
+
+/* Windows, MR and QPs of case 13; false (reported) if that failed. */
+static bool mw_setup(struct mwx *x, struct vu_dev *da, struct vu_dev *db)
+{
+	struct qp_req ra = REQ_DEFAULT, rb = REQ_DEFAULT;
+	bool ok;
+	int ret;
+
+	memset(x, 0, sizeof(*x));
+	x->db = db;
+	ra.rc = rb.rc = true;
+	rb.rcq_ex = true;		/* B1's receive CQ: read both ways */
+	if (!fx_setup("mw", FX_RTS, &x->a1, da, &ra, &x->b1, db, &rb))
+		return false;
+	ok = !ep_open(&x->a2, da, 'a', &ra) && !ep_open(&x->b2, db, 'b', &ra) &&
+	     !pair_connect(&x->a2, &x->b2, g_mtu);
+	ret = ok ? vu_buf_alloc(&x->t, db->pd, MW_TGT_LEN,
+				IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_MW_BIND,
+				POISON) : 0;
+	if (ret)
+		vu_diag("B: %d-byte MR with LOCAL_WRITE | MW_BIND: %s",
+			MW_TGT_LEN, strerror(ret));
+	ok = ok && !ret;
+	vu_report(ok, "mw: setup: two RC pairs A1-B1, A2-B2 (B1, B2 in one PD), B's MR with only LOCAL_WRITE | MW_BIND registered");
+	return ok;
+}
+
+static void mw_teardown(struct mwx *x)
+{
+	int i;
+
+	for (i = 0; i < x->nmw; i++)
+		if (x->mw[i] && ibv_dealloc_mw(x->mw[i]))
+			vu_report(false, "mw: teardown: ibv_dealloc_mw");
+	vu_buf_free(&x->t);
+	fx_teardown(&x->a2, &x->b2);
+	fx_teardown(&x->a1, &x->b1);
+}
+
+/* ibv_alloc_mw, and a type 1 bind in SQ order behind a SEND in RNR. */
+static struct ibv_mw *mw_alloc_and_order(struct mwx *x)
+{
+	struct ibv_device_attr_ex da;
+	struct ibv_mw *mw1, *mw2, *mw3;
+	uint64_t sid = ++x->id, bid = ++x->id, rid = ++x->id;
+	uint32_t key;
+	bool ok;
+	int err;
+
+	memset(&da, 0, sizeof(da));
+	ok = eq_ret("ibv_query_device_ex",
+		    ibv_query_device_ex(x->db->ctx, NULL, &da), 0) &&
+	     eq("device_cap_flags & (MEM_WINDOW | MEM_WINDOW_TYPE_2B)",
+		da.orig_attr.device_cap_flags &
+		(IBV_DEVICE_MEM_WINDOW | IBV_DEVICE_MEM_WINDOW_TYPE_2B),
+		IBV_DEVICE_MEM_WINDOW | IBV_DEVICE_MEM_WINDOW_TYPE_2B) &&
+	     eq("max_mw", da.orig_attr.max_mw, LIM_MW);
+	mw1 = mw_new(x, IBV_MW_TYPE_1);
+	mw2 = mw_new(x, IBV_MW_TYPE_2);
+	errno = 0;
+	mw3 = ibv_alloc_mw(x->db->pd, (enum ibv_mw_type)3);
+	err = errno;
+	ok = ok && mw1 && mw2 && eq("type 1 window's type", mw1->type, 1) &&
+	     eq("type 2 window's type", mw2->type, 2) &&
+	     failed_with("ibv_alloc_mw(type 3)", mw3, err, EINVAL);
+	if (mw3)
+		ibv_dealloc_mw(mw3);
+	if (mw2)
+		mw_free(x, mw2);
+	vu_report(ok, "mw: query_device reports MEM_WINDOW, MEM_WINDOW_TYPE_2B and max_mw %d; ibv_alloc_mw gives type 1 and type 2 windows, refuses type 3 (EINVAL)",
+		  LIM_MW);
+	if (!mw1)
+		return NULL;
+
+	/*
+	 * B1's SEND waits for a receive WR on A1 (RNR, retried forever);
+	 * the bind behind it must wait too, then complete after it.
+	 */
+	key = mw1->rkey;
+	ok = posted("B1's SEND", mw_post(&x->b1, IBV_WR_SEND, sid, 16, 0, 0)) &&
+	     posted("ibv_bind_mw", mw_bind1(&x->b1, mw1, bid, x->t.mr,
+					    mw_addr(x, MW_OFF), MW_LEN,
+					    IBV_ACCESS_REMOTE_WRITE)) &&
+	     eq("window's key after ibv_bind_mw", mw1->rkey,
+		ibv_inc_rkey(key)) &&
+	     vu_cq_stays_empty(x->b1.scq, SHORT_MS,
+			       "B1's send CQ while its SEND waits (RNR)") &&
+	     posted("A1's receive WR", post_recv1(&x->a1, rid, RCV_OFF, 64)) &&
+	     mw_cqe("B1's SEND", &x->b1, sid, IBV_WC_SUCCESS, IBV_WC_SEND) &&
+	     mw_cqe("the bind", &x->b1, bid, IBV_WC_SUCCESS, IBV_WC_BIND_MW) &&
+	     expect_cqe("A1's receive", x->a1.rcq, rid, IBV_WC_SUCCESS,
+			IBV_WC_RECV, x->a1.qp->qp_num, 16);
+	vu_report(ok, "mw: a type 1 bind (ibv_bind_mw) behind a SEND waiting for RNR does not complete before it, then completes with IBV_WC_BIND_MW; the window has the next key");
+	return mw1;
+}
+
+/* Type 1: access through it, rebind, unbind. */
+static void mw_type1(struct mwx *x, struct ibv_mw *mw1)
+{
+	static const struct {
+		const char *what;
+		enum ibv_wr_opcode op;
+		long long off;
+	} denied[] = {
+		{ "WRITE across its end", IBV_WR_RDMA_WRITE, MW_OFF + MW_LEN - 32 },
+		{ "WRITE across its start", IBV_WR_RDMA_WRITE, MW_OFF - 32 },
+		{ "READ inside it (no REMOTE_READ)", IBV_WR_RDMA_READ, MW_OFF },
+	};
+	uint8_t want[1000];
+	uint32_t old;
+	size_t i;
+	bool ok;
+
+	ok = mw_write_ok("WRITE A1->B1 through the window", x, &x->a1,
+			 MW_OFF + 100, 1000, mw1->rkey, 0x1301);
+	vu_report(ok, "mw: RDMA WRITE through the type 1 window (its MR has no REMOTE_WRITE) lands: 1000 bytes exact, nothing else in the MR changed");
+	ok = mw_write_ok("WRITE A2->B2 through the window", x, &x->a2,
+			 MW_OFF + 2000, 500, mw1->rkey, 0x1302);
+	vu_report(ok, "mw: the type 1 window bound through B1 also serves B2 (same PD): WRITE A2->B2 lands exactly");
+
+	for (i = 0; i < sizeof(denied) / sizeof(denied[0]); i++) {
+		ok = mw_denied(denied[i].what, x, &x->a1, &x->b1, denied[i].op,
+			       denied[i].off, 64, mw1->rkey);
+		vu_report(ok, "mw: write-only window [+%d, +%d): %s: IBV_WC_REM_ACCESS_ERR, nothing written",
+			  MW_OFF, MW_OFF + MW_LEN, denied[i].what);
+	}
+
+	/* rebind, now with READ too: the old key is dead */
+	old = mw1->rkey;
+	ok = mw_bind1_done("rebind", x, &x->b1, mw1, x->t.mr,
+			   mw_addr(x, MW_OFF), MW_LEN,
+			   IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ,
+			   IBV_WC_SUCCESS) &&
+	     eq("new key", mw1->rkey, ibv_inc_rkey(old));
+	ok = ok && mw_denied("WRITE with the old key", x, &x->a1, &x->b1,
+			     IBV_WR_RDMA_WRITE, MW_OFF + 100, 64, old);
+	vu_fill_prng(want, sizeof(want), 0x1301);
+	ok = ok && posted("READ", mw_post(&x->a1, IBV_WR_RDMA_READ, ++x->id,
+					  1000, mw_addr(x, MW_OFF + 100),
+					  mw1->rkey)) &&
+	     mw_cqe("READ with the new key", &x->a1, x->id, IBV_WC_SUCCESS,
+		    IBV_WC_RDMA_READ) &&
+	     vu_bytes_eq("READ data", x->a1.mem.p + AUX_OFF, want, 1000, 0);
+	vu_report(ok, "mw: type 1 rebind (write + read): the old key fails (IBV_WC_REM_ACCESS_ERR), a READ with the new one returns the bytes written before");
+
+	/* unbind: length 0, no MR */
+	ok = mw_bind1_done("unbind", x, &x->b1, mw1, NULL, 0, 0, 0,
+			   IBV_WC_SUCCESS) &&
+	     mw_denied("WRITE after the unbind", x, &x->a1, &x->b1,
+		       IBV_WR_RDMA_WRITE, MW_OFF + 100, 64, mw1->rkey);
+	vu_report(ok, "mw: type 1 unbind (length 0) completes; access through the window then fails (IBV_WC_REM_ACCESS_ERR)");
+}
+
+/*
+ * The next completion of B1's receive CQ, read with ibv_poll_cq or (ex)
+ * with ibv_start_poll and the ibv_wc_read_* functions.
+ */
+static bool mw_recv_wc(struct mwx *x, bool ex, struct ibv_wc *wc)
+{
+	struct ibv_poll_cq_attr pa = { 0 };
+	struct ibv_cq_ex *cqx = x->b1.rcq_ex;
+	double end = vu_now() + CQE_TIMEOUT;
+	int ret;
+
+	memset(wc, 0, sizeof(*wc));
+	if (!ex) {
+		if (vu_poll_cq(x->b1.rcq, wc, 1, end) == 1)
+			return true;
+		vu_diag("B1's receive: no completion within %.0f s",
+			CQE_TIMEOUT);
+		return false;
+	}
+	while ((ret = ibv_start_poll(cqx, &pa)) == ENOENT && vu_now() < end)
+		vu_nap_us(100);
+	if (!eq_ret("ibv_start_poll", ret, 0))
+		return false;
+	wc->wr_id = cqx->wr_id;
+	wc->status = cqx->status;
+	wc->opcode = ibv_wc_read_opcode(cqx);
+	wc->qp_num = ibv_wc_read_qp_num(cqx);
+	wc->byte_len = ibv_wc_read_byte_len(cqx);
+	wc->wc_flags = ibv_wc_read_wc_flags(cqx);
+	wc->invalidated_rkey = ibv_wc_read_invalidated_rkey(cqx);
+	ibv_end_poll(cqx);
+	return true;
+}
+
+/*
+ * SEND_WITH_INV of 24 bytes from A1 naming a type 2 window bound
+ * through B1: A1's SEND completes, B1's receive completion carries
+ * IBV_WC_WITH_INV and the key, the data arrived, and access through the
+ * window then fails.
+ */
+static bool mw_send_inv(struct mwx *x, bool ex)
+{
+	struct ibv_mw *mw = mw_new(x, IBV_MW_TYPE_2);
+	uint64_t sid = ++x->id, rid = ++x->id;
+	uint32_t key = mw ? ibv_inc_rkey(mw->rkey) : 0;
+	uint8_t want[24];
+	struct ibv_wc wc;
+	bool ok;
+
+	vu_fill_prng(x->a1.mem.p + SRC_OFF, sizeof(want), rid);
+	memcpy(want, x->a1.mem.p + SRC_OFF, sizeof(want));
+	ok = mw && mw_bind2_done("bind", x, &x->b1, mw, key, x->t.mr,
+				 mw_addr(x, MW_OFF), MW_LEN,
+				 IBV_ACCESS_REMOTE_WRITE, IBV_WC_SUCCESS) &&
+	     posted("B1's receive WR", post_recv1(&x->b1, rid, RCV_OFF, 64)) &&
+	     posted("SEND_WITH_INV", mw_post(&x->a1, IBV_WR_SEND_WITH_INV, sid,
+					     sizeof(want), 0, key)) &&
+	     mw_cqe("A1's SEND_WITH_INV", &x->a1, sid, IBV_WC_SUCCESS,
+		    IBV_WC_SEND) &&
+	     mw_recv_wc(x, ex, &wc) &&
+	     check_wc("B1's receive", &wc, rid, IBV_WC_SUCCESS, IBV_WC_RECV,
+		      x->b1.qp->qp_num, sizeof(want)) &&
+	     eq("wc_flags", wc.wc_flags, IBV_WC_WITH_INV) &&
+	     eq("invalidated_rkey", wc.invalidated_rkey, key) &&
+	     vu_bytes_eq("SEND_WITH_INV data", x->b1.mem.p + RCV_OFF, want,
+			 sizeof(want), 0);
+	return ok && mw_denied("WRITE after SEND_WITH_INV", x, &x->a1, &x->b1,
+			       IBV_WR_RDMA_WRITE, MW_OFF, 64, key);
+}
+
+/* Type 2: bound through B1 only, LOCAL_INV, SEND with invalidate. */
+static void mw_type2(struct mwx *x)
+{
+	const unsigned int rw = IBV_ACCESS_REMOTE_WRITE |
+				IBV_ACCESS_REMOTE_READ;
+	struct ibv_mw *mw = mw_new(x, IBV_MW_TYPE_2);
+	uint32_t key = mw ? ibv_inc_rkey(mw->rkey) : 0;
+	uint64_t wid;
+	bool ok;
+
+	ok = mw && mw_bind2_done("type 2 bind", x, &x->b1, mw, key, x->t.mr,
+				 mw_addr(x, MW_OFF), MW_LEN, rw,
+				 IBV_WC_SUCCESS) &&
+	     mw_write_ok("WRITE A1->B1 through the type 2 window", x, &x->a1,
+			 MW_OFF + 10, 300, key, 0x1321);
+	vu_report(ok, "mw: type 2 bind (IBV_WR_BIND_MW on B1) completes with IBV_WC_BIND_MW; RDMA WRITE A1->B1 through it lands exactly");
+	ok = mw && mw_denied("WRITE A2->B2 with the type 2 window's key", x,
+			     &x->a2, &x->b2, IBV_WR_RDMA_WRITE, MW_OFF + 10,
+			     64, key);
+	vu_report(ok, "mw: the type 2 window bound through B1 refuses access through B2 (same PD): IBV_WC_REM_ACCESS_ERR, nothing written");
+
+	/* bound: a second bind fails, and breaks B1 */
+	wid = ++x->id;
+	ok = mw && mw_bind2_done("second bind", x, &x->b1, mw,
+				 ibv_inc_rkey(key), x->t.mr,
+				 mw_addr(x, MW_OFF), MW_LEN, rw,
+				 IBV_WC_MW_BIND_ERR) &&
+	     posted("WRITE behind the bind",
+		    mw_post(&x->b1, IBV_WR_RDMA_WRITE, wid, 8,
+			    (uintptr_t)(x->a1.mem.p + WR_OFF),
+			    x->a1.mem.mr->rkey)) &&
+	     mw_cqe("WRITE behind the failed bind", &x->b1, wid,
+		    IBV_WC_WR_FLUSH_ERR, -1) &&
+	     eq_state("B1", vu_qp_state(x->b1.qp), IBV_QPS_ERR);
+	ok = mw_reset(&x->a1, &x->b1, false) && ok;
+	vu_report(ok, "mw: binding a type 2 window that is still bound: IBV_WC_MW_BIND_ERR, the WR behind it flushed, B1 in ERR");
+
+	mw = mw_new(x, IBV_MW_TYPE_2);
+	key = mw ? ibv_inc_rkey(mw->rkey) : 0;
+	ok = mw && mw_bind2_done("bind", x, &x->b1, mw, key, x->t.mr,
+				 mw_addr(x, MW_OFF), MW_LEN, rw,
+				 IBV_WC_SUCCESS) &&
+	     mw_local_inv("LOCAL_INV of the type 2 window", x, &x->b1, key,
+			  IBV_WC_SUCCESS) &&
+	     mw_denied("WRITE after LOCAL_INV", x, &x->a1, &x->b1,
+		       IBV_WR_RDMA_WRITE, MW_OFF + 10, 64, key);
+	vu_report(ok, "mw: IBV_WR_LOCAL_INV of a type 2 window: IBV_WC_LOCAL_INV, success; access then fails (IBV_WC_REM_ACCESS_ERR)");
+
+	vu_report(mw_send_inv(x, false),
+		  "mw: SEND_WITH_INV of a type 2 window's key (ibv_poll_cq): the receive completion is IBV_WC_RECV with IBV_WC_WITH_INV and invalidated_rkey = the key, data exact; access then fails");
+	vu_report(mw_send_inv(x, true),
+		  "mw: the same through ibv_start_poll: ibv_wc_read_wc_flags gives IBV_WC_WITH_INV, ibv_wc_read_invalidated_rkey the key");
+
+	mw = mw_new(x, IBV_MW_TYPE_2);
+	key = mw ? ibv_inc_rkey(mw->rkey) : 0;
+	ok = mw && mw_bind2_done("bind", x, &x->b1, mw, key, x->t.mr,
+				 mw_addr(x, MW_OFF), MW_LEN, rw,
+				 IBV_WC_SUCCESS) &&
+	     mw_free(x, mw) &&
+	     mw_denied("WRITE after ibv_dealloc_mw", x, &x->a1, &x->b1,
+		       IBV_WR_RDMA_WRITE, MW_OFF + 10, 64, key);
+	vu_report(ok, "mw: ibv_dealloc_mw of a bound type 2 window: access through its key then fails (IBV_WC_REM_ACCESS_ERR)");
+}
+
+/*
+ * ibv_dereg_mr of an MR with a window bound to it: EBUSY until the
+ * window is unbound (type 1), invalidated or deallocated (type 2).  The
+ * MR covers the first page of B's target (a second MR on that memory).
+ */
+static void mw_dereg(struct mwx *x)
+{
+	static const char *const how[] = {
+		"type 1, unbound", "type 2, LOCAL_INV", "type 2, deallocated",
+	};
+	struct ibv_mr *mr;
+	struct ibv_mw *mw;
+	uint32_t key;
+	bool ok = true;
+	int i, ret;
+
+	for (i = 0; ok && i < 3; i++) {
+		mr = ibv_reg_mr(x->db->pd, x->t.p, 4096,
+				IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_MW_BIND);
+		mw = mw_new(x, i ? IBV_MW_TYPE_2 : IBV_MW_TYPE_1);
+		if (!mr || !mw) {
+			vu_diag("%s: MR or window: %s", how[i],
+				strerror(errno));
+			ok = false;
+			break;
+		}
+		key = ibv_inc_rkey(mw->rkey);
+		ok = i ? mw_bind2_done(how[i], x, &x->b1, mw, key, mr,
+				       (uintptr_t)x->t.p, 4096,
+				       IBV_ACCESS_REMOTE_WRITE,
+				       IBV_WC_SUCCESS) :
+			 mw_bind1_done(how[i], x, &x->b1, mw, mr,
+				       (uintptr_t)x->t.p, 4096,
+				       IBV_ACCESS_REMOTE_WRITE,
+				       IBV_WC_SUCCESS);
+		ret = ibv_dereg_mr(mr);
+		ok = ok && eq_ret("ibv_dereg_mr with a window bound", ret,
+				  EBUSY);
+		if (!ret)
+			mr = NULL;
+		if (ok && i == 0)
+			ok = mw_bind1_done("unbind", x, &x->b1, mw, NULL, 0, 0,
+					   0, IBV_WC_SUCCESS);
+		if (ok && i == 1)
+			ok = mw_local_inv("LOCAL_INV", x, &x->b1, key,
+					  IBV_WC_SUCCESS);
+		if (ok && i == 2)
+			ok = mw_free(x, mw);
+		if (mr) {
+			ret = ibv_dereg_mr(mr);
+			ok = eq_ret(how[i], ret, 0) && ok;
+			if (ret)
+				vu_diag("%s: the MR stays registered", how[i]);
+		}
+	}
+	vu_report(ok, "mw: ibv_dereg_mr of an MR with a bound window fails with EBUSY, and succeeds once the window is unbound (type 1), invalidated (LOCAL_INV) or deallocated (type 2)");
+}
+
+/*
+ * Binds that cannot be done: IBV_WC_MW_BIND_ERR, the WR behind flushed,
+ * the QP in ERR.  Each with a new type 1 window, on B1.
+ */
+static void mw_bind_errors(struct mwx *x)
+{
+	enum { M_TGT, M_NO_BIND, M_NO_LW };
+	static const struct {
+		const char *what;
+		int mr;
+		long long off;
+		uint64_t len;
+		unsigned int access;
+	} bad[] = {
+		{ "an MR without MW_BIND", M_NO_BIND, MW_OFF, MW_LEN,
+		  IBV_ACCESS_REMOTE_WRITE },
+		{ "a range beyond the MR's end", M_TGT, MW_TGT_LEN - 100, 200,
+		  IBV_ACCESS_REMOTE_WRITE },
+		{ "REMOTE_WRITE on an MR without LOCAL_WRITE", M_NO_LW, MW_OFF,
+		  MW_LEN, IBV_ACCESS_REMOTE_WRITE },
+		{ "IBV_ACCESS_ZERO_BASED in the rights", M_TGT, MW_OFF, MW_LEN,
+		  IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_ZERO_BASED },
+	};
+	struct ibv_mr *mrs[3] = { x->t.mr, NULL, NULL };
+	struct ibv_mw *mw;
+	uint64_t bid, wid;
+	size_t i;
+	bool ok;
+
+	mrs[M_NO_BIND] = ibv_reg_mr(x->db->pd, x->t.p, MW_TGT_LEN,
+				    IBV_ACCESS_LOCAL_WRITE);
+	mrs[M_NO_LW] = ibv_reg_mr(x->db->pd, x->t.p, MW_TGT_LEN,
+				  IBV_ACCESS_MW_BIND);
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		mw = mw_new(x, IBV_MW_TYPE_1);
+		bid = ++x->id;
+		wid = ++x->id;
+		ok = mw && mrs[bad[i].mr];
+		if (!mrs[bad[i].mr])
+			vu_diag("ibv_reg_mr: %s", strerror(errno));
+		ok = ok && posted(bad[i].what,
+				  mw_bind1(&x->b1, mw, bid, mrs[bad[i].mr],
+					   mw_addr(x, bad[i].off), bad[i].len,
+					   bad[i].access)) &&
+		     posted("WRITE behind the bind",
+			    mw_post(&x->b1, IBV_WR_RDMA_WRITE, wid, 8,
+				    (uintptr_t)(x->a1.mem.p + WR_OFF),
+				    x->a1.mem.mr->rkey)) &&
+		     mw_cqe(bad[i].what, &x->b1, bid, IBV_WC_MW_BIND_ERR, -1) &&
+		     mw_cqe("WRITE behind the failed bind", &x->b1, wid,
+			    IBV_WC_WR_FLUSH_ERR, -1) &&
+		     eq_state("B1", vu_qp_state(x->b1.qp), IBV_QPS_ERR);
+		ok = mw_reset(&x->a1, &x->b1, false) && ok;
+		vu_report(ok, "mw: bind error, %s: IBV_WC_MW_BIND_ERR, the WR behind it flushed, B1 in ERR",
+			  bad[i].what);
+	}
+	if (mrs[M_NO_BIND])
+		ibv_dereg_mr(mrs[M_NO_BIND]);
+	if (mrs[M_NO_LW])
+		ibv_dereg_mr(mrs[M_NO_LW]);
+}
+
+/*
+ * Invalidations of keys that cannot be invalidated: LOCAL_INV gives
+ * IBV_WC_LOC_QP_OP_ERR, SEND_WITH_INV a NAK (IBV_WC_REM_INV_REQ_ERR).
+ */
+static void mw_inv_errors(struct mwx *x)
+{
+	struct ibv_mw *t1 = mw_new(x, IBV_MW_TYPE_1);
+	struct ibv_mw *t2 = mw_new(x, IBV_MW_TYPE_2);
+	uint32_t key2 = t2 ? ibv_inc_rkey(t2->rkey) : 0;
+	uint64_t sid, rid;
+	bool ok, bound2;
+	int i;
+
+	ok = t1 && mw_bind1_done("type 1 bind", x, &x->b1, t1, x->t.mr,
+				 mw_addr(x, MW_OFF), MW_LEN,
+				 IBV_ACCESS_REMOTE_WRITE, IBV_WC_SUCCESS) &&
+	     mw_local_inv("LOCAL_INV of a type 1 window's key", x, &x->b1,
+			  t1->rkey, IBV_WC_LOC_QP_OP_ERR);
+	ok = mw_reset(&x->a1, &x->b1, false) && ok;
+	vu_report(ok, "mw: LOCAL_INV of a (bound) type 1 window's R_Key: IBV_WC_LOC_QP_OP_ERR");
+
+	ok = mw_local_inv("LOCAL_INV of a plain MR's key", x, &x->b1,
+			  x->b1.mem.mr->rkey, IBV_WC_LOC_QP_OP_ERR);
+	ok = mw_reset(&x->a1, &x->b1, false) && ok;
+	vu_report(ok, "mw: LOCAL_INV of a plain MR's R_Key: IBV_WC_LOC_QP_OP_ERR");
+
+	/* a type 2 window bound through B2: B1 may not invalidate it */
+	bound2 = t2 && mw_bind2_done("type 2 bind on B2", x, &x->b2, t2, key2,
+				     x->t.mr, mw_addr(x, MW_OFF), MW_LEN,
+				     IBV_ACCESS_REMOTE_WRITE, IBV_WC_SUCCESS);
+	for (i = 0; i < 2; i++) {
+		uint32_t key = i ? key2 : x->t.mr->rkey;
+
+		sid = ++x->id;
+		rid = ++x->id;
+		ok = (i == 0 || bound2) &&
+		     posted("B1's receive WR",
+			    post_recv1(&x->b1, rid, RCV_OFF, 64)) &&
+		     posted("SEND_WITH_INV",
+			    mw_post(&x->a1, IBV_WR_SEND_WITH_INV, sid, 16, 0,
+				    key)) &&
+		     mw_cqe("A1's SEND_WITH_INV", &x->a1, sid,
+			    IBV_WC_REM_INV_REQ_ERR, -1);
+		ok = mw_reset(&x->a1, &x->b1, true) && ok;
+		vu_report(ok, "mw: SEND_WITH_INV naming %s: the sender gets IBV_WC_REM_INV_REQ_ERR",
+			  i ? "a type 2 window bound through another QP (B2)" :
+			      "a plain MR's R_Key (B's target MR)");
+	}
+}
+
+static void case_mw(struct vu_dev *da, struct vu_dev *db)
+{
+	struct ibv_mw *mw1;
+	struct mwx x;
+
+	printf("# case 13: memory windows, RC (A %s, B %s)\n", da->name,
+	       db->name);
+	if (!mw_setup(&x, da, db)) {
+		mw_teardown(&x);
+		return;
+	}
+	mw1 = mw_alloc_and_order(&x);
+	if (mw1)
+		mw_type1(&x, mw1);
+	mw_type2(&x);
+	mw_dereg(&x);
+	mw_bind_errors(&x);
+	mw_inv_errors(&x);
+	mw_teardown(&x);
+}
+
 int main(int argc, char **argv)
 {
 	struct ibv_device **list = NULL;
@@ -2975,6 +3727,8 @@ int main(int argc, char **argv)
 		case_wr_api(&a, &b);
 	if (opt.run[12])
 		case_srq(&a, &b);
+	if (opt.run[13])
+		case_mw(&a, &b);
 
 	ret = vu_ktap_finish(t0);
 out:

@@ -357,6 +357,47 @@ static int snaa_dereg_mr(struct verbs_mr *vmr)
 }
 
 /*
+ * Memory windows: the kernel allocates the window and its first R_Key;
+ * binds are work requests (snaa_bind_mw(), IBV_WR_BIND_MW).
+ */
+static struct ibv_mw *snaa_alloc_mw(struct ibv_pd *ibpd,
+				    enum ibv_mw_type type)
+{
+	struct ib_uverbs_alloc_mw_resp resp;
+	struct ibv_alloc_mw cmd;
+	struct ibv_mw *mw;
+	int ret;
+
+	if (type != IBV_MW_TYPE_1 && type != IBV_MW_TYPE_2) {
+		errno = EINVAL;
+		return NULL;
+	}
+	mw = calloc(1, sizeof(*mw));
+	if (!mw)
+		return NULL;
+	memset(&cmd, 0, sizeof(cmd));
+	memset(&resp, 0, sizeof(resp));
+	ret = ibv_cmd_alloc_mw(ibpd, type, mw, &cmd, sizeof(cmd), &resp,
+			       sizeof(resp));
+	if (ret) {
+		free(mw);
+		errno = ret;
+		return NULL;
+	}
+	return mw;
+}
+
+static int snaa_dealloc_mw(struct ibv_mw *mw)
+{
+	int ret = ibv_cmd_dealloc_mw(mw);
+
+	if (ret)
+		return ret;
+	free(mw);
+	return 0;
+}
+
+/*
  * UD only: RC/UC QPs get their destination through modify_qp.  A UD send
  * names the AH by the number the kernel returned (snaa_sqe.ah_handle).
  */
@@ -1049,6 +1090,41 @@ static struct ibv_qp *snaa_create_qp(struct ibv_pd *ibpd,
 
 static int snaa_destroy_qp(struct ibv_qp *ibqp);
 
+/*
+ * Why nothing can be posted to the QP's SQ now, as an errno, or 0: no
+ * SQ granted (ENOMEM), a WCU.BUF QP (its send side carries the kernel's
+ * ACKs) or a QP in RESET (EINVAL).
+ */
+static int snaa_sq_refuses(const struct snaa_qp *qp)
+{
+	if (!qp->sq.q.ring)
+		return ENOMEM;
+	return qp->wcu || qp->state == IBV_QPS_RESET ? EINVAL : 0;
+}
+
+/*
+ * After SQEs were published: ring the doorbell if the kernel has marked
+ * the SQ idle (outside the SQ lock: every poster does its own
+ * barrier-and-check, so a second thread's entries are never stranded).
+ * 0 or the errno of the doorbell; if it failed, the kernel cannot be
+ * told about the caller's WRs (the device is gone, or the QP), so the
+ * caller reports none of them as posted.
+ */
+static int snaa_sq_kick(struct snaa_qp *qp)
+{
+	int err;
+
+	if (!snaa_ring_needs_doorbell(qp->sq.q.ring))
+		return 0;
+	err = snaa_ring_doorbell(qp->ibv_qp.context, &qp->sq_db,
+				 sizeof(qp->sq_db));
+	if (err)
+		snaa_ctx_err(qp->ibv_qp.context,
+			     "QP %u: SQ doorbell failed: %s; the work requests of this call are not posted",
+			     qp->ibv_qp.qp_num, strerror(err));
+	return err;
+}
+
 /* ---- the ibv_wr_* send API (ibv_create_qp_ex with send_ops_flags) ---- */
 
 static inline struct snaa_qp *snaa_qp_of_ex(struct ibv_qp_ex *qpx)
@@ -1112,8 +1188,7 @@ static void snaa_wr_start(struct ibv_qp_ex *qpx)
 
 	pthread_spin_lock(&qp->sq.lock);
 	qp->wrb->n = 0;
-	qp->wrb->err = !qp->sq.q.ring ? ENOMEM :
-		       qp->state == IBV_QPS_RESET ? EINVAL : 0;
+	qp->wrb->err = snaa_sq_refuses(qp);
 	qp->wrb->encoded = false;
 }
 
@@ -1121,8 +1196,8 @@ static int snaa_wr_complete(struct ibv_qp_ex *qpx)
 {
 	struct snaa_qp *qp = snaa_qp_of_ex(qpx);
 	struct snaa_wr_batch *b = qp->wrb;
-	int err, db_err;
 	uint32_t n;
+	int err;
 
 	snaa_wr_encode(qp);
 	err = b->err;
@@ -1132,16 +1207,8 @@ static int snaa_wr_complete(struct ibv_qp_ex *qpx)
 		snaa_store_release(&qp->sq.q.ring->producer, qp->sq.q.index);
 	}
 	pthread_spin_unlock(&qp->sq.lock);
-	if (n && snaa_ring_needs_doorbell(qp->sq.q.ring)) {
-		db_err = snaa_ring_doorbell(qp->ibv_qp.context, &qp->sq_db,
-					    sizeof(qp->sq_db));
-		if (db_err) {
-			snaa_ctx_err(qp->ibv_qp.context,
-				     "QP %u: SQ doorbell failed: %s",
-				     qp->ibv_qp.qp_num, strerror(db_err));
-			err = db_err;
-		}
-	}
+	if (n)
+		err = snaa_sq_kick(qp);
 	return err;
 }
 
@@ -1224,6 +1291,43 @@ static void snaa_wr_atomic_fetch_add(struct ibv_qp_ex *qpx, uint32_t rkey,
 {
 	snaa_wr_atomic(qpx, IBV_WR_ATOMIC_FETCH_AND_ADD,
 		       IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD, rkey, raddr, add, 0);
+}
+
+/* BIND_MW and LOCAL_INV carry no data: encoded right away. */
+static void snaa_wr_bind_mw(struct ibv_qp_ex *qpx, struct ibv_mw *mw,
+			    uint32_t rkey,
+			    const struct ibv_mw_bind_info *bind_info)
+{
+	struct snaa_qp *qp = snaa_qp_of_ex(qpx);
+	struct snaa_wr_batch *b = qp->wrb;
+
+	if (!snaa_wr_begin(qpx, IBV_WR_BIND_MW, IBV_QP_EX_WITH_BIND_MW))
+		return;
+	if (!bind_info) {
+		b->err = EINVAL;
+		return;
+	}
+	b->wr.bind_mw.mw = mw;
+	b->wr.bind_mw.rkey = rkey;
+	b->wr.bind_mw.bind_info = *bind_info;
+	snaa_wr_encode(qp);
+}
+
+static void snaa_wr_local_inv(struct ibv_qp_ex *qpx, uint32_t invalidate_rkey)
+{
+	struct snaa_qp *qp = snaa_qp_of_ex(qpx);
+
+	if (!snaa_wr_begin(qpx, IBV_WR_LOCAL_INV, IBV_QP_EX_WITH_LOCAL_INV))
+		return;
+	qp->wrb->wr.invalidate_rkey = invalidate_rkey;
+	snaa_wr_encode(qp);
+}
+
+static void snaa_wr_send_inv(struct ibv_qp_ex *qpx, uint32_t invalidate_rkey)
+{
+	if (snaa_wr_begin(qpx, IBV_WR_SEND_WITH_INV,
+			  IBV_QP_EX_WITH_SEND_WITH_INV))
+		snaa_qp_of_ex(qpx)->wrb->wr.invalidate_rkey = invalidate_rkey;
 }
 
 static void snaa_wr_set_ud_addr(struct ibv_qp_ex *qpx, struct ibv_ah *ah,
@@ -1321,14 +1425,16 @@ static uint64_t snaa_wr_ops(enum ibv_qp_type type)
 	uint64_t send = IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM;
 	uint64_t write = IBV_QP_EX_WITH_RDMA_WRITE |
 			 IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM;
+	uint64_t mw = IBV_QP_EX_WITH_BIND_MW | IBV_QP_EX_WITH_LOCAL_INV;
 
 	switch (type) {
 	case IBV_QPT_RC:
-		return send | write | IBV_QP_EX_WITH_RDMA_READ |
+		return send | write | mw | IBV_QP_EX_WITH_RDMA_READ |
 		       IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP |
-		       IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD;
+		       IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD |
+		       IBV_QP_EX_WITH_SEND_WITH_INV;
 	case IBV_QPT_UC:
-		return send | write;
+		return send | write | mw;
 	case IBV_QPT_UD:
 		return send;
 	default:
@@ -1423,6 +1529,9 @@ static struct ibv_qp *snaa_create_qp_ex(struct ibv_context *ibctx,
 	qpx->wr_rdma_read = snaa_wr_rdma_read;
 	qpx->wr_atomic_cmp_swp = snaa_wr_atomic_cmp_swp;
 	qpx->wr_atomic_fetch_add = snaa_wr_atomic_fetch_add;
+	qpx->wr_bind_mw = snaa_wr_bind_mw;
+	qpx->wr_local_inv = snaa_wr_local_inv;
+	qpx->wr_send_inv = snaa_wr_send_inv;
 	qpx->wr_set_ud_addr = snaa_wr_set_ud_addr;
 	qpx->wr_set_sge = snaa_wr_set_sge;
 	qpx->wr_set_sge_list = snaa_wr_set_sge_list;
@@ -1503,29 +1612,60 @@ static int snaa_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 	unsigned int posted;
 	int err, db_err;
 
-	if (!qp->sq.q.ring || qp->wcu || qp->state == IBV_QPS_RESET) {
+	err = snaa_sq_refuses(qp);
+	if (err) {
 		if (!wr)
 			return 0;
 		*bad_wr = wr;
-		/* A WCU.BUF QP's send side carries the kernel's ACKs. */
-		return qp->sq.q.ring ? EINVAL : ENOMEM;
+		return err;
 	}
 
 	pthread_spin_lock(&qp->sq.lock);
 	err = snaa_sq_post(&qp->sq.q, &qp->sq_caps, wr, bad_wr, &posted);
 	pthread_spin_unlock(&qp->sq.lock);
 
-	if (posted && snaa_ring_needs_doorbell(qp->sq.q.ring)) {
-		db_err = snaa_ring_doorbell(ibqp->context, &qp->sq_db,
-					    sizeof(qp->sq_db));
+	if (posted) {
+		db_err = snaa_sq_kick(qp);
 		if (db_err) {
-			snaa_ctx_err(ibqp->context,
-				     "QP %u: SQ doorbell failed: %s; the work requests of this call are not posted",
-				     ibqp->qp_num, strerror(db_err));
 			*bad_wr = wr;
 			err = db_err;
 		}
 	}
+	return err;
+}
+
+/*
+ * ibv_bind_mw() (type 1 windows; libibverbs has checked the type, the
+ * MR's PD and that no range is given without an MR): a BIND_MW WR that
+ * gives the window the next R_Key, posted as post_send would.  The
+ * window takes the new key once the WR is posted; the bind itself
+ * happens when the kernel executes it, in SQ order.
+ */
+static int snaa_bind_mw(struct ibv_qp *ibqp, struct ibv_mw *mw,
+			struct ibv_mw_bind *mw_bind)
+{
+	struct snaa_qp *qp = snaa_qp(ibqp);
+	struct ibv_send_wr wr;
+	int err;
+
+	err = snaa_sq_refuses(qp);
+	if (err)
+		return err;
+	memset(&wr, 0, sizeof(wr));
+	wr.wr_id = mw_bind->wr_id;
+	wr.opcode = IBV_WR_BIND_MW;
+	wr.send_flags = mw_bind->send_flags;
+	wr.bind_mw.mw = mw;
+	wr.bind_mw.rkey = ibv_inc_rkey(mw->rkey);
+	wr.bind_mw.bind_info = mw_bind->bind_info;
+
+	pthread_spin_lock(&qp->sq.lock);
+	err = snaa_sq_post_bind(&qp->sq.q, &qp->sq_caps, &wr);
+	pthread_spin_unlock(&qp->sq.lock);
+	if (!err)
+		err = snaa_sq_kick(qp);
+	if (!err)
+		mw->rkey = wr.bind_mw.rkey;
 	return err;
 }
 
@@ -1673,13 +1813,16 @@ static int snaa_post_srq_recv(struct ibv_srq *ibsrq, struct ibv_recv_wr *wr,
 
 /* Keep sorted, like struct verbs_context_ops. */
 static const struct verbs_context_ops snaa_context_ops = {
+	.alloc_mw = snaa_alloc_mw,
 	.alloc_pd = snaa_alloc_pd,
+	.bind_mw = snaa_bind_mw,
 	.create_ah = snaa_create_ah,
 	.create_cq = snaa_create_cq,
 	.create_cq_ex = snaa_create_cq_ex,
 	.create_qp = snaa_create_qp,
 	.create_qp_ex = snaa_create_qp_ex,
 	.create_srq = snaa_create_srq,
+	.dealloc_mw = snaa_dealloc_mw,
 	.dealloc_pd = snaa_dealloc_pd,
 	.dereg_mr = snaa_dereg_mr,
 	.destroy_ah = snaa_destroy_ah,

@@ -171,7 +171,8 @@ typedef void (*snaa_pabi_unused_op)(void);
 struct verbs_context_ops {
 	snaa_pabi_unused_op advise_mr;				/*  0 */
 	snaa_pabi_unused_op alloc_dm;				/*  1 */
-	snaa_pabi_unused_op alloc_mw;				/*  2 */
+	struct ibv_mw *(*alloc_mw)(struct ibv_pd *pd,		/*  2 */
+				   enum ibv_mw_type type);
 	snaa_pabi_unused_op alloc_null_mr;			/*  3 */
 	snaa_pabi_unused_op alloc_parent_domain;		/*  4 */
 	struct ibv_pd *(*alloc_pd)(struct ibv_context *ctx);	/*  5 */
@@ -180,7 +181,8 @@ struct verbs_context_ops {
 			    struct ibv_async_event *event);
 	snaa_pabi_unused_op attach_counters_point_flow;		/*  8 */
 	snaa_pabi_unused_op attach_mcast;			/*  9 */
-	snaa_pabi_unused_op bind_mw;				/* 10 */
+	int (*bind_mw)(struct ibv_qp *qp, struct ibv_mw *mw,	/* 10 */
+		       struct ibv_mw_bind *mw_bind);
 	snaa_pabi_unused_op close_xrcd;				/* 11 */
 	void (*cq_event)(struct ibv_cq *cq);			/* 12 */
 	struct ibv_ah *(*create_ah)(struct ibv_pd *pd,		/* 13 */
@@ -205,7 +207,7 @@ struct verbs_context_ops {
 				      struct ibv_srq_init_attr *attr);
 	snaa_pabi_unused_op create_srq_ex;			/* 23 */
 	snaa_pabi_unused_op create_wq;				/* 24 */
-	snaa_pabi_unused_op dealloc_mw;				/* 25 */
+	int (*dealloc_mw)(struct ibv_mw *mw);			/* 25 */
 	int (*dealloc_pd)(struct ibv_pd *pd);			/* 26 */
 	snaa_pabi_unused_op dealloc_td;				/* 27 */
 	int (*dereg_mr)(struct verbs_mr *vmr);			/* 28 */
@@ -366,6 +368,7 @@ SNAA_PABI_CMD(ibv_resize_cq, ib_uverbs_resize_cq);
 SNAA_PABI_CMD(ibv_create_srq, ib_uverbs_create_srq);
 SNAA_PABI_CMD(ibv_modify_srq, ib_uverbs_modify_srq);
 SNAA_PABI_CMD(ibv_query_srq, ib_uverbs_query_srq);
+SNAA_PABI_CMD(ibv_alloc_mw, ib_uverbs_alloc_mw);
 /*
  * Used as doorbells: written to cmd_fd by the provider itself (legacy
  * write ABI, see snaa.c) with wr_count == 0, never passed to a helper.
@@ -405,6 +408,17 @@ int ibv_cmd_reg_mr(struct ibv_pd *pd, void *addr, size_t length,
 		   struct ibv_reg_mr *cmd, size_t cmd_size,
 		   struct ib_uverbs_reg_mr_resp *resp, size_t resp_size);
 int ibv_cmd_dereg_mr(struct verbs_mr *vmr);
+
+/*
+ * Memory windows.  alloc_mw fills in the command (pd_handle, mw_type)
+ * and sets mw->context, pd, rkey, handle and type; ibv_alloc_mw() does
+ * nothing after the provider's alloc_mw.
+ */
+int ibv_cmd_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type,
+		     struct ibv_mw *mw, struct ibv_alloc_mw *cmd,
+		     size_t cmd_size, struct ib_uverbs_alloc_mw_resp *resp,
+		     size_t resp_size);
+int ibv_cmd_dealloc_mw(struct ibv_mw *mw);
 
 /* Sets cq->context, handle and cqe; ibv_create_cq() does the rest. */
 int ibv_cmd_create_cq(struct ibv_context *ctx, int cqe,
@@ -620,6 +634,10 @@ SNAA_PABI_CHECK_SIZE(struct ibv_reg_mr, 48);
 SNAA_PABI_CHECK_OFF(struct ibv_create_cq, core, 8);
 SNAA_PABI_CHECK_SIZE(struct ibv_create_cq, 40);
 SNAA_PABI_CHECK_OFF(struct ibv_create_srq, core, 8);
+SNAA_PABI_CHECK_OFF(struct ibv_alloc_mw, core, 8);
+SNAA_PABI_CHECK_OFF(struct ibv_alloc_mw, core.pd_handle, 16);
+SNAA_PABI_CHECK_OFF(struct ibv_alloc_mw, core.mw_type, 20);
+SNAA_PABI_CHECK_SIZE(struct ibv_alloc_mw, 24);
 SNAA_PABI_CHECK_OFF(struct ibv_modify_srq, core, 8);
 SNAA_PABI_CHECK_OFF(struct ibv_query_srq, core, 8);
 SNAA_PABI_CHECK_OFF(struct ibv_create_qp, core, 8);
@@ -644,6 +662,7 @@ SNAA_PABI_CHECK_SIZE(struct ib_uverbs_recv_wr, 16);
 SNAA_PABI_CHECK_SIZE(struct ib_uverbs_get_context_resp, 8);
 SNAA_PABI_CHECK_SIZE(struct ib_uverbs_alloc_pd_resp, 4);
 SNAA_PABI_CHECK_SIZE(struct ib_uverbs_reg_mr_resp, 12);
+SNAA_PABI_CHECK_SIZE(struct ib_uverbs_alloc_mw_resp, 8);
 SNAA_PABI_CHECK_SIZE(struct ib_uverbs_create_cq_resp, 8);
 SNAA_PABI_CHECK_SIZE(struct ib_uverbs_create_qp_resp, 32);
 SNAA_PABI_CHECK_SIZE(struct ib_uverbs_create_ah_resp, 4);

@@ -66,11 +66,16 @@ _Static_assert(SNAA_SAME(IB_UVERBS_WR_RDMA_WRITE, IBV_WR_RDMA_WRITE) &&
 			 IBV_WR_RDMA_WRITE_WITH_IMM) &&
 	       SNAA_SAME(IB_UVERBS_WR_SEND, IBV_WR_SEND) &&
 	       SNAA_SAME(IB_UVERBS_WR_SEND_WITH_IMM, IBV_WR_SEND_WITH_IMM) &&
-	       SNAA_SAME(IB_UVERBS_WR_RDMA_READ, IBV_WR_RDMA_READ),
+	       SNAA_SAME(IB_UVERBS_WR_RDMA_READ, IBV_WR_RDMA_READ) &&
+	       SNAA_SAME(IB_UVERBS_WR_LOCAL_INV, IBV_WR_LOCAL_INV) &&
+	       SNAA_SAME(IB_UVERBS_WR_BIND_MW, IBV_WR_BIND_MW) &&
+	       SNAA_SAME(IB_UVERBS_WR_SEND_WITH_INV, IBV_WR_SEND_WITH_INV),
 	       "IB_UVERBS_WR_* != IBV_WR_*");
 _Static_assert(SNAA_SAME(IB_UVERBS_WC_SEND, IBV_WC_SEND) &&
 	       SNAA_SAME(IB_UVERBS_WC_RDMA_WRITE, IBV_WC_RDMA_WRITE) &&
 	       SNAA_SAME(IB_UVERBS_WC_RDMA_READ, IBV_WC_RDMA_READ) &&
+	       SNAA_SAME(IB_UVERBS_WC_BIND_MW, IBV_WC_BIND_MW) &&
+	       SNAA_SAME(IB_UVERBS_WC_LOCAL_INV, IBV_WC_LOCAL_INV) &&
 	       SNAA_SAME(IBV_WC_RECV, 1 << 7) &&
 	       SNAA_SAME(IBV_WC_RECV_RDMA_WITH_IMM, (1 << 7) + 1),
 	       "kernel WC opcodes != IBV_WC_*");
@@ -84,6 +89,16 @@ _Static_assert(sizeof(struct snaa_rqe) == 16 &&
 	       offsetof(struct snaa_rqe, sge) == 16, "snaa_rqe layout");
 _Static_assert(sizeof(struct snaa_sge) == 16, "snaa_sge layout");
 _Static_assert(sizeof(struct snaa_cqe) == 32, "snaa_cqe layout");
+/* Both unions the invalidation keys travel in, as the ABI relies on. */
+_Static_assert(offsetof(struct ibv_send_wr, invalidate_rkey) ==
+	       offsetof(struct ibv_send_wr, imm_data) &&
+	       offsetof(struct ibv_wc, invalidated_rkey) ==
+	       offsetof(struct ibv_wc, imm_data),
+	       "invalidate_rkey / invalidated_rkey share imm_data's place");
+_Static_assert(offsetof(struct snaa_sqe, bind.length) == 40 &&
+	       offsetof(struct snaa_sqe, bind.mr_lkey) == 48 &&
+	       offsetof(struct snaa_sqe, bind.access) == 52,
+	       "snaa_sqe.bind overlays the UD/atomic fields");
 
 /* Largest value of the 24-bit QPN field. */
 #define SNAA_QPN_MASK	0xffffffU
@@ -251,14 +266,23 @@ static inline bool snaa_sq_opcode_ok(enum ibv_qp_type type,
 		       type == IBV_QPT_UD;
 	case IBV_WR_RDMA_WRITE:
 	case IBV_WR_RDMA_WRITE_WITH_IMM:
+	case IBV_WR_BIND_MW:
+	case IBV_WR_LOCAL_INV:
 		return type == IBV_QPT_RC || type == IBV_QPT_UC;
 	case IBV_WR_RDMA_READ:
 	case IBV_WR_ATOMIC_CMP_AND_SWP:
 	case IBV_WR_ATOMIC_FETCH_AND_ADD:
+	case IBV_WR_SEND_WITH_INV:
 		return type == IBV_QPT_RC;
 	default:
 		return false;
 	}
+}
+
+/* BIND_MW and LOCAL_INV carry no data: their SGE list is not used. */
+static inline bool snaa_sq_opcode_has_data(enum ibv_wr_opcode opcode)
+{
+	return opcode != IBV_WR_BIND_MW && opcode != IBV_WR_LOCAL_INV;
 }
 
 #define SNAA_SEND_FLAGS	(IBV_SEND_FENCE | IBV_SEND_SIGNALED |		\
@@ -273,6 +297,32 @@ static inline uint32_t snaa_sqe_flags(unsigned int send_flags)
 }
 
 /*
+ * Check a BIND_MW WR (wr->bind_mw) for a window of type @mw_type:
+ * IBV_MW_TYPE_2 from ibv_post_send and ibv_wr_bind_mw, IBV_MW_TYPE_1
+ * from ibv_bind_mw.  0 or EINVAL.  What the window may be bound to (MR,
+ * range, rights, the new key) is the kernel's to check: a bind it
+ * refuses completes with IBV_WC_MW_BIND_ERR.
+ */
+static inline int snaa_sq_check_bind(const struct snaa_sq_caps *caps,
+				     const struct ibv_send_wr *wr,
+				     enum ibv_mw_type mw_type)
+{
+	const struct ibv_mw_bind_info *bi = &wr->bind_mw.bind_info;
+
+	if (wr->opcode != IBV_WR_BIND_MW ||
+	    !snaa_sq_opcode_ok(caps->qp_type, wr->opcode))
+		return EINVAL;
+	if (wr->send_flags & ~(unsigned int)(SNAA_SEND_FLAGS &
+					     ~IBV_SEND_INLINE))
+		return EINVAL;
+	if (!wr->bind_mw.mw || wr->bind_mw.mw->type != mw_type)
+		return EINVAL;
+	if (!bi->mr && bi->length)
+		return EINVAL;
+	return 0;
+}
+
+/*
  * Check one send WR against the QP; 0 or EINVAL.  For IBV_SEND_INLINE
  * *inline_len is set to the total length.
  */
@@ -284,10 +334,14 @@ static inline int snaa_sq_check_wr(const struct snaa_sq_caps *caps,
 	int i;
 
 	*inline_len = 0;
+	if (wr->opcode == IBV_WR_BIND_MW)
+		return snaa_sq_check_bind(caps, wr, IBV_MW_TYPE_2);
 	if (!snaa_sq_opcode_ok(caps->qp_type, wr->opcode))
 		return EINVAL;
 	if (wr->send_flags & ~(unsigned int)SNAA_SEND_FLAGS)
 		return EINVAL;
+	if (!snaa_sq_opcode_has_data(wr->opcode))
+		return wr->send_flags & IBV_SEND_INLINE ? EINVAL : 0;
 	if (wr->num_sge < 0 || (uint32_t)wr->num_sge > caps->max_sge ||
 	    (wr->num_sge && !wr->sg_list))
 		return EINVAL;
@@ -317,6 +371,7 @@ static inline void snaa_sqe_encode(void *slot, enum ibv_qp_type qp_type,
 				   const struct ibv_send_wr *wr,
 				   uint32_t inline_len)
 {
+	const struct ibv_mw_bind_info *bi = &wr->bind_mw.bind_info;
 	struct snaa_sqe *sqe = slot;
 	bool is_inline = wr->send_flags & IBV_SEND_INLINE;
 	bool rdma = wr->opcode == IBV_WR_RDMA_WRITE ||
@@ -324,17 +379,22 @@ static inline void snaa_sqe_encode(void *slot, enum ibv_qp_type qp_type,
 		    wr->opcode == IBV_WR_RDMA_READ;
 	bool imm = wr->opcode == IBV_WR_SEND_WITH_IMM ||
 		   wr->opcode == IBV_WR_RDMA_WRITE_WITH_IMM;
+	bool inv = wr->opcode == IBV_WR_SEND_WITH_INV ||
+		   wr->opcode == IBV_WR_LOCAL_INV;
 	bool atomic = wr->opcode == IBV_WR_ATOMIC_CMP_AND_SWP ||
 		      wr->opcode == IBV_WR_ATOMIC_FETCH_AND_ADD;
+	bool bind = wr->opcode == IBV_WR_BIND_MW;
+	bool data = snaa_sq_opcode_has_data(wr->opcode);
 	bool ud = qp_type == IBV_QPT_UD;
-	uint8_t *data;
+	uint8_t *data_p;
 	int i;
 
 	sqe->wr_id = wr->wr_id;
 	sqe->opcode = wr->opcode;
 	sqe->flags = snaa_sqe_flags(wr->send_flags);
-	sqe->num_sge = is_inline ? 0 : (uint32_t)wr->num_sge;
-	sqe->imm_data = imm ? wr->imm_data : 0;	/* network order as is */
+	sqe->num_sge = is_inline || !data ? 0 : (uint32_t)wr->num_sge;
+	/* network order as is; an R_Key to invalidate in host order */
+	sqe->imm_data = imm ? wr->imm_data : inv ? wr->invalidate_rkey : 0;
 	sqe->remote_addr = rdma ? wr->wr.rdma.remote_addr :
 			   atomic ? wr->wr.atomic.remote_addr : 0;
 	sqe->rkey = rdma ? wr->wr.rdma.rkey : atomic ? wr->wr.atomic.rkey : 0;
@@ -342,21 +402,30 @@ static inline void snaa_sqe_encode(void *slot, enum ibv_qp_type qp_type,
 	if (atomic) {
 		sqe->compare_add = wr->wr.atomic.compare_add;
 		sqe->swap = wr->wr.atomic.swap;
+	} else if (bind) {
+		sqe->rkey = wr->bind_mw.mw->rkey;	/* the current key */
+		sqe->imm_data = wr->bind_mw.rkey;	/* the new one */
+		sqe->remote_addr = bi->addr;
+		sqe->bind.length = bi->length;
+		sqe->bind.mr_lkey = bi->mr ? bi->mr->lkey : 0;
+		sqe->bind.access = bi->mw_access_flags;
 	} else {
 		sqe->ah_handle = ud ? snaa_ahn(wr->wr.ud.ah) : 0;
 		sqe->remote_qpn = ud ? wr->wr.ud.remote_qpn : 0;
 		sqe->remote_qkey = ud ? wr->wr.ud.remote_qkey : 0;
 		sqe->reserved = 0;
 	}
+	if (!data)
+		return;
 
 	if (is_inline) {
-		data = (uint8_t *)sqe->sge;
+		data_p = (uint8_t *)sqe->sge;
 		for (i = 0; i < wr->num_sge; i++) {
 			if (!wr->sg_list[i].length)
 				continue;	/* its addr may be anything */
-			memcpy(data, (const void *)(uintptr_t)
+			memcpy(data_p, (const void *)(uintptr_t)
 			       wr->sg_list[i].addr, wr->sg_list[i].length);
-			data += wr->sg_list[i].length;
+			data_p += wr->sg_list[i].length;
 		}
 		return;
 	}
@@ -365,6 +434,17 @@ static inline void snaa_sqe_encode(void *slot, enum ibv_qp_type qp_type,
 		sqe->sge[i].length = wr->sg_list[i].length;
 		sqe->sge[i].lkey = wr->sg_list[i].lkey;
 	}
+}
+
+/* Write a checked WR at our producer index and publish it. */
+static inline void snaa_sq_put(struct snaa_queue *sq, enum ibv_qp_type qp_type,
+			       const struct ibv_send_wr *wr,
+			       uint32_t inline_len)
+{
+	snaa_sqe_encode(snaa_queue_slot(sq, sq->index), qp_type, wr,
+			inline_len);
+	sq->index++;
+	snaa_store_release(&sq->ring->producer, sq->index);
 }
 
 /*
@@ -392,15 +472,30 @@ static inline int snaa_sq_post(struct snaa_queue *sq,
 			err = ENOMEM;
 			break;
 		}
-		snaa_sqe_encode(snaa_queue_slot(sq, sq->index), caps->qp_type,
-				wr, inline_len);
-		sq->index++;
-		snaa_store_release(&sq->ring->producer, sq->index);
+		snaa_sq_put(sq, caps->qp_type, wr, inline_len);
 		(*posted)++;
 	}
 	if (err)
 		*bad_wr = wr;
 	return err;
+}
+
+/*
+ * ibv_bind_mw(): the bind of a type 1 window, built by the caller as a
+ * BIND_MW WR, posted like any other.  0, EINVAL or ENOMEM.
+ */
+static inline int snaa_sq_post_bind(struct snaa_queue *sq,
+				    const struct snaa_sq_caps *caps,
+				    const struct ibv_send_wr *wr)
+{
+	int err = snaa_sq_check_bind(caps, wr, IBV_MW_TYPE_1);
+
+	if (err)
+		return err;
+	if (!snaa_queue_has_room(sq))
+		return ENOMEM;
+	snaa_sq_put(sq, caps->qp_type, wr, 0);
+	return 0;
 }
 
 /* ------------------------------------------------------------------ */
@@ -470,11 +565,13 @@ static inline void snaa_cqe_to_wc(const struct snaa_cqe *cqe,
 	wc->opcode = (enum ibv_wc_opcode)cqe->opcode;
 	wc->vendor_err = 0;
 	wc->byte_len = cqe->byte_len;
-	wc->imm_data = cqe->imm_data;		/* network order as is */
+	/* network order as is; with WITH_INV the R_Key, host order */
+	wc->imm_data = cqe->imm_data;
 	wc->qp_num = cqe->qp_num;
 	wc->src_qp = cqe->src_qp;
 	wc->wc_flags = (cqe->wc_flags & SNAA_WC_GRH ? IBV_WC_GRH : 0) |
-		       (cqe->wc_flags & SNAA_WC_WITH_IMM ? IBV_WC_WITH_IMM : 0);
+		       (cqe->wc_flags & SNAA_WC_WITH_IMM ? IBV_WC_WITH_IMM : 0) |
+		       (cqe->wc_flags & SNAA_WC_WITH_INV ? IBV_WC_WITH_INV : 0);
 	wc->pkey_index = cqe->pkey_index;
 	wc->slid = 0;
 	wc->sl = cqe->sl;

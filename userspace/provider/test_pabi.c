@@ -311,7 +311,7 @@ static const char *const pabi_declared[] = {
 	"ibv_cmd_query_port", "ibv_cmd_query_qp", "ibv_cmd_reg_mr",
 	"ibv_cmd_req_notify_cq", "ibv_cmd_resize_cq", "verbs_init_cq",
 	"ibv_cmd_create_srq", "ibv_cmd_modify_srq", "ibv_cmd_query_srq",
-	"ibv_cmd_destroy_srq",
+	"ibv_cmd_destroy_srq", "ibv_cmd_alloc_mw", "ibv_cmd_dealloc_mw",
 };
 
 /* What the provider exports: the direct verbs of snaadv.h, nothing else. */
@@ -330,7 +330,7 @@ static const char *const pabi_required[] = {
 	"ibv_cmd_destroy_cq", "ibv_cmd_req_notify_cq", "ibv_cmd_resize_cq",
 	"ibv_cmd_create_qp", "ibv_cmd_modify_qp", "ibv_cmd_query_qp",
 	"ibv_cmd_destroy_qp", "ibv_cmd_create_ah", "ibv_cmd_destroy_ah",
-	"verbs_init_cq",
+	"verbs_init_cq", "ibv_cmd_alloc_mw", "ibv_cmd_dealloc_mw",
 };
 
 static int in_list(const char *s, const char *const *list, size_t n)
@@ -619,10 +619,13 @@ static void test_wired_ops(struct verbs_context *vctx)
 		const void *fn;
 	} ops[] = {
 #define W(m, f)	{ #m, (const void *)(uintptr_t)(f) }
+		W(alloc_mw, vctx->context.ops.alloc_mw),
 		W(alloc_pd, vctx->context.ops._compat_alloc_pd),
+		W(bind_mw, vctx->context.ops.bind_mw),
 		W(create_ah, vctx->context.ops._compat_create_ah),
 		W(create_cq, vctx->context.ops._compat_create_cq),
 		W(create_qp, vctx->context.ops._compat_create_qp),
+		W(dealloc_mw, vctx->context.ops.dealloc_mw),
 		W(dealloc_pd, vctx->context.ops._compat_dealloc_pd),
 		W(dereg_mr, vctx->context.ops._compat_dereg_mr),
 		W(destroy_ah, vctx->context.ops._compat_destroy_ah),
@@ -644,7 +647,7 @@ static void test_wired_ops(struct verbs_context *vctx)
 	int bad = 0;
 
 	if (!dladdr(reg.ops, &prov)) {
-		result(0, "the 18 verbs with a public mirror are wired to the provider (no dladdr)");
+		result(0, "the 21 verbs with a public mirror are wired to the provider (no dladdr)");
 		return;
 	}
 	for (i = 0; i < ARRAY_SIZE(ops); i++)
@@ -655,7 +658,7 @@ static void test_wired_ops(struct verbs_context *vctx)
 			     info.dli_fname : "?");
 			bad++;
 		}
-	result(!bad && ARRAY_SIZE(ops) == 18,
+	result(!bad && ARRAY_SIZE(ops) == 21,
 	       "the %zu verbs with a public mirror are wired to the provider, not to libibverbs' stubs",
 	       ARRAY_SIZE(ops));
 }

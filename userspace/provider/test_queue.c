@@ -23,7 +23,7 @@
 
 #include "test_ktap.h"
 
-#define NUM_TESTS	36
+#define NUM_TESTS	42
 
 
 /* ------------------------------------------------------------------ */
@@ -113,6 +113,9 @@ struct sqe_img {
 	uint32_t ah, qpn, qkey;
 	bool atomic;			/* cmp and swp instead of ah..qkey */
 	uint64_t cmp, swp;
+	bool bind;			/* length, lkey, access instead */
+	uint64_t len;
+	uint32_t lkey, access;
 };
 
 static size_t sqe_image(uint8_t *b, size_t len, const struct sqe_img *e,
@@ -136,6 +139,11 @@ static size_t sqe_image(uint8_t *b, size_t len, const struct sqe_img *e,
 	if (e->atomic) {
 		put64(b, SQE_AH, e->cmp);
 		put64(b, SQE_AH + 8, e->swp);
+	}
+	if (e->bind) {
+		put64(b, SQE_AH, e->len);
+		put32(b, SQE_AH + 8, e->lkey);
+		put32(b, SQE_AH + 12, e->access);
 	}
 	for (i = 0; i < nsge; i++) {
 		put64(b, SQE_SGE + i * SGE_SIZE, sge[i].addr);
@@ -359,11 +367,145 @@ static void test_sqe_atomic(void)
 	result(ok, "SQE atomics (RC): remote address, rkey, compare/add and swap over the UD fields; EINVAL on UC and UD and inline");
 }
 
+static void test_sqe_mw(void)
+{
+	struct ibv_mr mr = { .lkey = 0x3344 };
+	struct ibv_mw mw2 = { .rkey = 0xabcdef07, .type = IBV_MW_TYPE_2 };
+	struct ibv_mw mw1 = { .rkey = 0x12, .type = IBV_MW_TYPE_1 };
+	struct snaa_ring *r;
+	struct snaa_queue q;
+	struct ibv_send_wr wr;
+	struct sqe_img e;
+	uint8_t slot[STRIDE];
+	bool ok;
+
+	/*
+	 * BIND_MW: current key in rkey, new key in imm_data (host order),
+	 * VA in remote_addr, length/L_Key/rights over the UD fields; the
+	 * SGE list (garbage here) is neither checked nor copied.
+	 */
+	memset(&wr, 0, sizeof(wr));
+	wr.wr_id = 0xb1;
+	wr.opcode = IBV_WR_BIND_MW;
+	wr.send_flags = IBV_SEND_SIGNALED | IBV_SEND_FENCE;
+	wr.sg_list = sge2;
+	wr.num_sge = 99;
+	wr.bind_mw.mw = &mw2;
+	wr.bind_mw.rkey = 0xabcdef08;
+	wr.bind_mw.bind_info.mr = &mr;
+	wr.bind_mw.bind_info.addr = 0x7f0000001000ull;
+	wr.bind_mw.bind_info.length = 0x100000001ull;
+	wr.bind_mw.bind_info.mw_access_flags = IBV_ACCESS_REMOTE_WRITE |
+					       IBV_ACCESS_ZERO_BASED;
+	e = (struct sqe_img){ .wr_id = 0xb1, .opcode = 8, .flags = 3,
+			      .num_sge = 0, .imm = 0xabcdef08,
+			      .raddr = 0x7f0000001000ull, .rkey = 0xabcdef07,
+			      .bind = true, .len = 0x100000001ull,
+			      .lkey = 0x3344,
+			      .access = IBV_ACCESS_REMOTE_WRITE |
+					IBV_ACCESS_ZERO_BASED };
+	ok = encode_matches("BIND_MW RC", &caps_rc, &wr, &e, NULL, 0) &&
+	     encode_matches("BIND_MW UC", &caps_uc, &wr, &e, NULL, 0);
+	result(ok, "SQE BIND_MW (RC, UC): opcode 8, rkey = current key, imm = new key (host order), remote_addr = VA, 64-bit length, MR lkey and rights (ZERO_BASED passed on) at 40/48/52, num_sge 0, no SGE written");
+
+	/* unbind: length 0 without an MR */
+	wr.bind_mw.bind_info.mr = NULL;
+	wr.bind_mw.bind_info.addr = 0;
+	wr.bind_mw.bind_info.length = 0;
+	wr.bind_mw.bind_info.mw_access_flags = 0;
+	e.raddr = 0;
+	e.len = 0;
+	e.lkey = 0;
+	e.access = 0;
+	ok = encode_matches("BIND_MW unbind", &caps_rc, &wr, &e, NULL, 0);
+	wr.bind_mw.bind_info.length = 1;
+	ok = ok && encode(&caps_rc, &wr, slot) == EINVAL;
+	wr.bind_mw.bind_info.length = 0;
+	ok = ok && encode(&caps_ud, &wr, slot) == EINVAL;
+	wr.bind_mw.mw = &mw1;
+	ok = ok && encode(&caps_rc, &wr, slot) == EINVAL;
+	wr.bind_mw.mw = NULL;
+	ok = ok && encode(&caps_rc, &wr, slot) == EINVAL;
+	wr.bind_mw.mw = &mw2;
+	wr.send_flags = IBV_SEND_INLINE;
+	ok = ok && encode(&caps_rc, &wr, slot) == EINVAL;
+	result(ok, "BIND_MW: length 0 without an MR encodes L_Key 0; a length without an MR, UD, a type 1 window, no window, INLINE are EINVAL");
+
+	/* ibv_bind_mw: type 1 only */
+	r = ring_new(4, STRIDE, 7);
+	snaa_queue_init(&q, r, 4, STRIDE, 1, true);
+	wr.send_flags = 0;
+	ok = snaa_sq_post_bind(&q, &caps_uc, &wr) == EINVAL &&
+	     r->producer == 7;
+	wr.bind_mw.mw = &mw1;
+	wr.bind_mw.rkey = 0x13;
+	e = (struct sqe_img){ .wr_id = 0xb1, .opcode = 8, .imm = 0x13,
+			      .rkey = 0x12, .bind = true };
+	sqe_image(slot, sizeof(slot), &e, NULL, 0);
+	ok = ok && snaa_sq_post_bind(&q, &caps_uc, &wr) == 0 &&
+	     r->producer == 8 && q.index == 8 &&
+	     same_bytes("ibv_bind_mw", k_slot(r, 4, STRIDE, 7), slot,
+			STRIDE) &&
+	     snaa_sq_post_bind(&q, &caps_uc, &wr) == ENOMEM &&
+	     r->producer == 8;
+	result(ok, "type 1 bind (ibv_bind_mw): a type 2 window EINVAL, the WQE published as post_send does, ENOMEM when full");
+	free(r);
+
+	/* LOCAL_INV: the key in imm_data, host order, no data */
+	memset(&wr, 0, sizeof(wr));
+	wr.wr_id = 0x1a;
+	wr.opcode = IBV_WR_LOCAL_INV;
+	wr.send_flags = IBV_SEND_SIGNALED;
+	wr.sg_list = sge2;
+	wr.num_sge = 2;
+	wr.invalidate_rkey = 0x11223344;
+	e = (struct sqe_img){ .wr_id = 0x1a, .opcode = 7, .flags = 2,
+			      .imm = 0x11223344 };
+	ok = encode_matches("LOCAL_INV RC", &caps_rc, &wr, &e, NULL, 0) &&
+	     encode_matches("LOCAL_INV UC", &caps_uc, &wr, &e, NULL, 0) &&
+	     encode(&caps_ud, &wr, slot) == EINVAL;
+	wr.send_flags = IBV_SEND_INLINE;
+	ok = ok && encode(&caps_rc, &wr, slot) == EINVAL;
+	result(ok, "SQE LOCAL_INV (RC, UC): opcode 7, imm = R_Key in host order, num_sge 0, no SGE written; EINVAL on UD and inline");
+
+	/* SEND_WITH_INV: a SEND with the key in imm_data; RC only */
+	memset(&wr, 0, sizeof(wr));
+	wr.wr_id = 0x5e;
+	wr.opcode = IBV_WR_SEND_WITH_INV;
+	wr.send_flags = IBV_SEND_SOLICITED;
+	wr.sg_list = sge2;
+	wr.num_sge = 2;
+	wr.invalidate_rkey = 0xa1b2c3d4;
+	e = (struct sqe_img){ .wr_id = 0x5e, .opcode = 9, .flags = 4,
+			      .num_sge = 2, .imm = 0xa1b2c3d4 };
+	ok = encode_matches("SEND_WITH_INV", &caps_rc, &wr, &e, sge2, 2) &&
+	     encode(&caps_uc, &wr, slot) == EINVAL &&
+	     encode(&caps_ud, &wr, slot) == EINVAL;
+	{
+		char d[] = "xyz";
+		struct ibv_sge isg = { .addr = (uintptr_t)d, .length = 3 };
+		uint8_t want[STRIDE];
+
+		wr.sg_list = &isg;
+		wr.num_sge = 1;
+		wr.send_flags = IBV_SEND_INLINE;
+		e.flags = SNAA_WQE_INLINE;
+		e.num_sge = 0;
+		e.inline_len = 3;
+		sqe_image(want, sizeof(want), &e, NULL, 0);
+		memcpy(want + SQE_SGE, d, 3);
+		ok = ok && encode(&caps_rc, &wr, slot) == 0 &&
+		     same_bytes("SEND_WITH_INV inline", slot, want,
+				sizeof(want));
+	}
+	result(ok, "SQE SEND_WITH_INV (RC): opcode 9, imm = R_Key in host order, SGEs or inline data as for SEND; EINVAL on UC and UD");
+}
+
 static void test_sqe_rejects(void)
 {
 	static const enum ibv_wr_opcode bad_ops[] = {
-		IBV_WR_LOCAL_INV, IBV_WR_BIND_MW, IBV_WR_SEND_WITH_INV,
-		IBV_WR_TSO, IBV_WR_DRIVER1, (enum ibv_wr_opcode)1000,
+		IBV_WR_TSO, IBV_WR_DRIVER1, IBV_WR_ATOMIC_WRITE,
+		(enum ibv_wr_opcode)1000,
 	};
 	struct ibv_send_wr wr;
 	uint8_t slot[STRIDE];
@@ -386,7 +528,7 @@ static void test_sqe_rejects(void)
 	ok = ok && encode(&caps_rc, &wr, slot) == EINVAL;
 	wr.send_flags = 1u << 20;
 	ok = ok && encode(&caps_rc, &wr, slot) == EINVAL;
-	result(ok, "LOCAL_INV, BIND_MW, SEND_WITH_INV, TSO, unknown opcodes and unknown send flags (IP_CSUM) are EINVAL");
+	result(ok, "TSO, DRIVER1, ATOMIC_WRITE, unknown opcodes and unknown send flags (IP_CSUM) are EINVAL");
 }
 
 static void test_sqe_inline(void)
@@ -770,7 +912,8 @@ static void test_cqe_to_wc(void)
 			{ SNAA_WC_WITH_IMM, IBV_WC_WITH_IMM },
 			{ SNAA_WC_GRH | SNAA_WC_WITH_IMM,
 			  IBV_WC_GRH | IBV_WC_WITH_IMM },
-			{ 0xfc, 0 },
+			{ SNAA_WC_WITH_INV, IBV_WC_WITH_INV },
+			{ 0xec, 0 },
 		};
 		size_t i;
 
@@ -784,14 +927,27 @@ static void test_cqe_to_wc(void)
 				ok = false;
 			}
 		}
-		result(ok, "wc_flags: GRH -> IBV_WC_GRH, WITH_IMM -> IBV_WC_WITH_IMM, unknown bits dropped");
+		result(ok, "wc_flags: GRH -> IBV_WC_GRH, WITH_IMM -> IBV_WC_WITH_IMM, WITH_INV -> IBV_WC_WITH_INV, unknown bits dropped");
 	}
+
+	/* SEND with invalidate: the key, host order, as invalidated_rkey */
+	memset(&cqe, 0, sizeof(cqe));
+	cqe.opcode = IBV_WC_RECV;
+	cqe.wc_flags = SNAA_WC_WITH_INV;
+	cqe.imm_data = 0x8899aabb;
+	cqe.byte_len = 12;
+	snaa_cqe_to_wc(&cqe, &wc);
+	result(wc.wc_flags == IBV_WC_WITH_INV &&
+	       wc.invalidated_rkey == 0x8899aabb && wc.byte_len == 12 &&
+	       wc.opcode == IBV_WC_RECV,
+	       "CQE with SNAA_WC_WITH_INV: IBV_WC_WITH_INV, invalidated_rkey = imm_data (host order)");
 
 	ok = true;
 	{
 		static const uint8_t ops[] = {
 			IBV_WC_SEND, IBV_WC_RDMA_WRITE, IBV_WC_RDMA_READ,
 			IBV_WC_RECV, IBV_WC_RECV_RDMA_WITH_IMM,
+			IBV_WC_BIND_MW, IBV_WC_LOCAL_INV,
 		};
 		size_t i;
 
@@ -803,7 +959,7 @@ static void test_cqe_to_wc(void)
 			     wc.status == (enum ibv_wc_status)i;
 		}
 	}
-	result(ok, "CQE opcodes SEND, RDMA_WRITE, RDMA_READ, RECV (128), RECV_RDMA_WITH_IMM (129) and statuses pass through");
+	result(ok, "CQE opcodes SEND, RDMA_WRITE, RDMA_READ, RECV (128), RECV_RDMA_WITH_IMM (129), BIND_MW (5), LOCAL_INV (6) and statuses (up to MW_BIND_ERR) pass through");
 }
 
 static struct snaa_cqe mk_cqe(uint64_t id)
@@ -1157,6 +1313,7 @@ int main(void)
 	test_sqe_opcodes();
 	test_sqe_ud();
 	test_sqe_atomic();
+	test_sqe_mw();
 	test_sqe_rejects();
 	test_sqe_inline();
 	test_sqe_sge_limits();

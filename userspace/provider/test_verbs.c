@@ -40,7 +40,7 @@
 #include "test_ktap.h"
 #include "test_vlog.h"
 
-#define NUM_TESTS	44
+#define NUM_TESTS	53
 
 
 /* ------------------------------------------------------------------ */
@@ -142,6 +142,33 @@ static const struct verbs_device_ops *reg_ops;
 void verbs_register_driver_34(const struct verbs_device_ops *ops)
 {
 	reg_ops = ops;
+}
+
+/*
+ * The real verbs_set_ops(), keeping the provider's table: the context is
+ * opened without verbs_open_device(), so what that adds (set_lib_ops:
+ * ibv_create_cq_ex's entry point) is added here, see lib_create_cq_ex().
+ */
+static const struct verbs_context_ops *set_ops;
+
+typedef void (*set_ops_fn)(struct verbs_context *,
+			   const struct verbs_context_ops *);
+
+void verbs_set_ops(struct verbs_context *vctx,
+		   const struct verbs_context_ops *ops)
+{
+	set_ops_fn real = (set_ops_fn)dlvsym(RTLD_NEXT, "verbs_set_ops",
+					     "IBVERBS_PRIVATE_34");
+
+	set_ops = ops;
+	if (real)
+		real(vctx, ops);
+}
+
+static struct ibv_cq_ex *lib_create_cq_ex(struct ibv_context *ctx,
+					  struct ibv_cq_init_attr_ex *attr)
+{
+	return set_ops->create_cq_ex(ctx, attr);
 }
 
 int ibv_cmd_get_context(struct verbs_context *vctx,
@@ -595,6 +622,31 @@ int ibv_cmd_create_ah(struct ibv_pd *pd, struct ibv_ah *ah,
 int ibv_cmd_destroy_ah(struct ibv_ah *ah)
 {
 	k_call("destroy_ah", 0, 0, ah->handle);
+	return k.ret;
+}
+
+int ibv_cmd_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type,
+		     struct ibv_mw *mw, struct ibv_alloc_mw *cmd,
+		     size_t cmd_size, struct ib_uverbs_alloc_mw_resp *resp,
+		     size_t resp_size)
+{
+	(void)cmd;
+	k_call("alloc_mw", cmd_size, resp_size, pd->handle);
+	k.arg = type;
+	if (k.ret)
+		return k.ret;
+	mw->context = pd->context;
+	mw->pd = pd;
+	mw->type = type;
+	mw->handle = resp->mw_handle = next_handle++;
+	/* low byte 0xff: the next key wraps to 0x00 in the low byte */
+	mw->rkey = resp->rkey = (mw->handle << 8) | 0xff;
+	return 0;
+}
+
+int ibv_cmd_dealloc_mw(struct ibv_mw *mw)
+{
+	k_call("dealloc_mw", 0, 0, mw->handle);
 	return k.ret;
 }
 
@@ -1227,6 +1279,333 @@ static void test_ud_srq(struct ibv_pd *pd, struct ibv_cq *cq)
 	       "ibv_destroy_ah -> ibv_cmd_destroy_ah");
 }
 
+/* ---- memory windows ---- */
+
+/*
+ * A QP of type @type with @send_wr SQ entries on @cq, in INIT (where
+ * posting works), or NULL.
+ */
+static struct ibv_qp *mw_qp(struct ibv_pd *pd, struct ibv_cq *cq,
+			    enum ibv_qp_type type, uint32_t send_wr,
+			    uint64_t send_ops)
+{
+	struct ibv_qp_init_attr_ex ax;
+	struct ibv_qp_attr qattr = { .qp_state = IBV_QPS_INIT };
+	struct ibv_qp *qp;
+
+	memset(&ax, 0, sizeof(ax));
+	ax.send_cq = ax.recv_cq = cq;
+	ax.qp_type = type;
+	ax.cap = (struct ibv_qp_cap){ .max_send_wr = send_wr, .max_recv_wr = 1,
+				      .max_send_sge = 1, .max_recv_sge = 1 };
+	ax.pd = pd;
+	ax.comp_mask = IBV_QP_INIT_ATTR_PD;
+	if (send_ops) {
+		ax.comp_mask |= IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
+		ax.send_ops_flags = send_ops;
+	}
+	qp = ibv_create_qp_ex(pd->context, &ax);
+	if (qp && ibv_modify_qp(qp, &qattr, IBV_QP_STATE)) {
+		ibv_destroy_qp(qp);
+		return NULL;
+	}
+	return qp;
+}
+
+/* The SQE at @index is a BIND_MW with these fields. */
+static int is_bind_sqe(uint32_t index, uint64_t wr_id, uint32_t flags,
+		       uint32_t cur_key, uint32_t new_key, uint64_t va,
+		       uint64_t len, uint32_t lkey, uint32_t access)
+{
+	const struct snaa_sqe *e = k_sqe(index);
+
+	if (e->wr_id == wr_id && e->opcode == IBV_WR_BIND_MW &&
+	    e->flags == flags && e->num_sge == 0 && e->rkey == cur_key &&
+	    e->imm_data == new_key && e->remote_addr == va &&
+	    e->inline_len == 0 && e->bind.length == len &&
+	    e->bind.mr_lkey == lkey && e->bind.access == access)
+		return 1;
+	diag("SQE %u: wr_id %#llx opcode %u flags %#x num_sge %u rkey %#x imm %#x va %#llx len %#llx lkey %#x access %#x",
+	     index, (unsigned long long)e->wr_id, e->opcode, e->flags,
+	     e->num_sge, e->rkey, e->imm_data,
+	     (unsigned long long)e->remote_addr,
+	     (unsigned long long)e->bind.length, e->bind.mr_lkey,
+	     e->bind.access);
+	return 0;
+}
+
+static void kcq_put(uint64_t wr_id, uint8_t opcode, uint8_t wc_flags,
+		    uint32_t imm_data)
+{
+	struct snaa_cqe *e = (struct snaa_cqe *)(kcq.ring + 1) +
+			     (kcq.ring->producer & (kcq.num - 1));
+
+	memset(e, 0, sizeof(*e));
+	e->wr_id = wr_id;
+	e->qp_num = 0x42;
+	e->opcode = opcode;
+	e->wc_flags = wc_flags;
+	e->imm_data = imm_data;
+	e->byte_len = 16;
+	__atomic_store_n(&kcq.ring->producer, kcq.ring->producer + 1,
+			 __ATOMIC_RELEASE);
+}
+
+static void test_mw(struct ibv_pd *pd)
+{
+	static char buf[8192];
+	struct ibv_context *ctx = pd->context;
+	struct ibv_cq_init_attr_ex ca = {
+		.cqe = 7, .wc_flags = IBV_WC_STANDARD_FLAGS,
+	};
+	struct ibv_send_wr wr[3], *bad;
+	struct ibv_sge sge = { .addr = 0x5000, .length = 8, .lkey = 0x77 };
+	struct ibv_poll_cq_attr pa = { 0 };
+	struct ibv_mw *mw1 = NULL, *mw2 = NULL, *mw;
+	struct ibv_mw_bind bind;
+	struct ibv_mr *mr;
+	struct ibv_cq_ex *cqx;
+	struct ibv_cq *cq;
+	struct ibv_qp *qp;
+	struct ibv_wc wc[2];
+	unsigned char db[64];
+	uint32_t key, h;
+	size_t n;
+	int ok, ret;
+
+	/* alloc */
+	k_reset();
+	mw1 = ibv_alloc_mw(pd, IBV_MW_TYPE_1);
+	ok = mw1 && CALLED("alloc_mw") && k.arg == IBV_MW_TYPE_1 &&
+	     k.handle == pd->handle &&
+	     k.cmd_size == sizeof(struct ibv_alloc_mw) &&
+	     k.resp_size == sizeof(struct ib_uverbs_alloc_mw_resp) &&
+	     mw1->type == IBV_MW_TYPE_1 && mw1->pd == pd &&
+	     mw1->context == ctx && (mw1->rkey & 0xff) == 0xff;
+	k_reset();
+	mw2 = ibv_alloc_mw(pd, IBV_MW_TYPE_2);
+	ok = ok && mw2 && CALLED("alloc_mw") && k.arg == IBV_MW_TYPE_2 &&
+	     mw2->type == IBV_MW_TYPE_2;
+	result(ok, "ibv_alloc_mw (type 1 and 2) -> ibv_cmd_alloc_mw with a %zu-byte cmd and %zu-byte resp (no udata); type, PD and R_Key from the kernel",
+	       sizeof(struct ibv_alloc_mw),
+	       sizeof(struct ib_uverbs_alloc_mw_resp));
+
+	k_reset();
+	errno = 0;
+	mw = ibv_alloc_mw(pd, (enum ibv_mw_type)3);
+	ok = !mw && errno == EINVAL && k.calls == 0;
+	k.ret = ENOMEM;
+	errno = 0;
+	mw = ibv_alloc_mw(pd, IBV_MW_TYPE_2);
+	result(ok && !mw && errno == ENOMEM && k.calls == 1,
+	       "ibv_alloc_mw: type 3 EINVAL without asking the kernel; the kernel's error comes back as errno");
+	if (!mw1 || !mw2) {
+		while (test_no < NUM_TESTS - 1)
+			result(0, "skipped: no memory windows");
+		return;
+	}
+
+	k_reset();
+	mr = ibv_reg_mr(pd, buf, sizeof(buf),
+			IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_MW_BIND);
+	cqx = ibv_create_cq_ex(ctx, &ca);
+	cq = cqx ? ibv_cq_ex_to_cq(cqx) : NULL;
+	qp = cq ? mw_qp(pd, cq, IBV_QPT_RC, 2, 0) : NULL;
+	if (!mr || !qp) {
+		diag("MR %p CQ %p QP %p: %s", (void *)mr, (void *)cq,
+		     (void *)qp, strerror(errno));
+		while (test_no < NUM_TESTS - 1)
+			result(0, "skipped: no MR, CQ or QP");
+		return;
+	}
+
+	/* ibv_bind_mw: a type 1 window, the next key */
+	memset(&bind, 0, sizeof(bind));
+	bind.wr_id = 0xb1;
+	bind.send_flags = IBV_SEND_SIGNALED;
+	bind.bind_info.mr = mr;
+	bind.bind_info.addr = (uintptr_t)buf + 64;
+	bind.bind_info.length = 1000;
+	bind.bind_info.mw_access_flags = IBV_ACCESS_REMOTE_WRITE |
+					 IBV_ACCESS_REMOTE_READ;
+	key = mw1->rkey;
+	db_reset();
+	k_reset();
+	ret = ibv_bind_mw(qp, mw1, &bind);
+	ok = !ret && k.calls == 0 && kqp.sq->producer == 1 &&
+	     mw1->rkey == ibv_inc_rkey(key) && mw1->rkey == (key & ~0xffu) &&
+	     is_bind_sqe(0, 0xb1, SNAA_WQE_SIGNALED, key, mw1->rkey,
+			 (uintptr_t)buf + 64, 1000, mr->lkey,
+			 IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ) &&
+	     db_written(NULL, 0) == 0;
+	result(ok, "ibv_bind_mw (type 1, RC): one BIND_MW SQE (current key, ibv_inc_rkey() of it, VA, length, MR lkey, rights, wr_id, flags), window takes the new key, no doorbell while the SQ is busy");
+
+	/* idle kernel: doorbell; unbind with length 0 and no MR */
+	kqp.sq->flags = SNAA_RING_F_IDLE;
+	memset(&bind.bind_info, 0, sizeof(bind.bind_info));
+	bind.wr_id = 0xb2;
+	bind.send_flags = 0;
+	key = mw1->rkey;
+	db_reset();
+	ret = ibv_bind_mw(qp, mw1, &bind);
+	n = db_written(db, sizeof(db));
+	ok = !ret && kqp.sq->producer == 2 && mw1->rkey == ibv_inc_rkey(key) &&
+	     is_bind_sqe(1, 0xb2, 0, key, mw1->rkey, 0, 0, 0, 0) &&
+	     same_doorbell(qp, 0, db, n);
+	kqp.sq->flags = 0;
+	result(ok, "ibv_bind_mw with length 0 and no MR (unbind): L_Key 0, range 0; SQ idle: one POST_SEND doorbell");
+
+	/* full, type 2, RESET */
+	key = mw1->rkey;
+	ret = ibv_bind_mw(qp, mw1, &bind);
+	ok = ret == ENOMEM && mw1->rkey == key && kqp.sq->producer == 2;
+	ret = ctx->ops.bind_mw(qp, mw2, &bind);
+	ok = ok && ret == EINVAL && kqp.sq->producer == 2;
+	{
+		struct ibv_qp_attr reset = { .qp_state = IBV_QPS_RESET };
+
+		kqp.sq->consumer = 2;
+		ok = ok && !ibv_modify_qp(qp, &reset, IBV_QP_STATE) &&
+		     ibv_bind_mw(qp, mw1, &bind) == EINVAL &&
+		     mw1->rkey == key && kqp.sq->producer == 2;
+		reset.qp_state = IBV_QPS_INIT;
+		ok = ok && !ibv_modify_qp(qp, &reset, IBV_QP_STATE);
+	}
+	result(ok, "ibv_bind_mw: SQ full ENOMEM, a type 2 window (op called directly) EINVAL, QP in RESET EINVAL; the key is kept, nothing posted");
+
+	/* ibv_post_send: BIND_MW of a type 2 window, LOCAL_INV, SEND_WITH_INV */
+	memset(wr, 0, sizeof(wr));
+	wr[0].wr_id = 0xc0;
+	wr[0].opcode = IBV_WR_BIND_MW;
+	wr[0].send_flags = IBV_SEND_SIGNALED;
+	wr[0].bind_mw.mw = mw2;
+	wr[0].bind_mw.rkey = ibv_inc_rkey(mw2->rkey);
+	wr[0].bind_mw.bind_info.mr = mr;
+	wr[0].bind_mw.bind_info.addr = (uintptr_t)buf;
+	wr[0].bind_mw.bind_info.length = sizeof(buf);
+	wr[0].bind_mw.bind_info.mw_access_flags = IBV_ACCESS_REMOTE_WRITE;
+	wr[0].next = &wr[1];
+	wr[1].wr_id = 0xc1;
+	wr[1].opcode = IBV_WR_LOCAL_INV;
+	wr[1].invalidate_rkey = wr[0].bind_mw.rkey;
+	key = mw2->rkey;
+	bad = NULL;
+	ret = ibv_post_send(qp, wr, &bad);
+	ok = !ret && !bad && kqp.sq->producer == 4 && mw2->rkey == key &&
+	     is_bind_sqe(2, 0xc0, SNAA_WQE_SIGNALED, key, ibv_inc_rkey(key),
+			 (uintptr_t)buf, sizeof(buf), mr->lkey,
+			 IBV_ACCESS_REMOTE_WRITE) &&
+	     k_sqe(3)->opcode == IBV_WR_LOCAL_INV &&
+	     k_sqe(3)->imm_data == ibv_inc_rkey(key) &&
+	     k_sqe(3)->num_sge == 0 && k_sqe(3)->wr_id == 0xc1;
+	kqp.sq->consumer = 4;
+	wr[0].opcode = IBV_WR_SEND_WITH_INV;
+	wr[0].invalidate_rkey = 0x12345678;
+	wr[0].sg_list = &sge;
+	wr[0].num_sge = 1;
+	wr[1] = wr[0];
+	wr[0].next = &wr[1];
+	wr[1].next = NULL;
+	wr[1].opcode = IBV_WR_BIND_MW;
+	wr[1].bind_mw.mw = mw1;		/* type 1: only ibv_bind_mw */
+	bad = NULL;
+	ret = ibv_post_send(qp, wr, &bad);
+	ok = ok && ret == EINVAL && bad == &wr[1] &&
+	     kqp.sq->producer == 5 &&
+	     k_sqe(4)->opcode == IBV_WR_SEND_WITH_INV &&
+	     k_sqe(4)->imm_data == 0x12345678 && k_sqe(4)->num_sge == 1 &&
+	     k_sqe(4)->sge[0].addr == 0x5000 && k_sqe(4)->sge[0].lkey == 0x77;
+	result(ok, "ibv_post_send (RC): BIND_MW of a type 2 window (the WR's new key, the window's key unchanged), LOCAL_INV and SEND_WITH_INV (key in imm_data, host order); BIND_MW of a type 1 window EINVAL with bad_wr");
+
+	/* completions: WITH_INV, BIND_MW and LOCAL_INV opcodes */
+	kcq_put(1, IBV_WC_RECV, SNAA_WC_WITH_INV, 0xfeedbeef);
+	kcq_put(2, IBV_WC_BIND_MW, 0, 0);
+	ok = ibv_start_poll(cqx, &pa) == 0 && cqx->wr_id == 1 &&
+	     ibv_wc_read_opcode(cqx) == IBV_WC_RECV &&
+	     ibv_wc_read_wc_flags(cqx) == IBV_WC_WITH_INV &&
+	     ibv_wc_read_invalidated_rkey(cqx) == 0xfeedbeef &&
+	     ibv_next_poll(cqx) == 0 && cqx->wr_id == 2 &&
+	     ibv_wc_read_opcode(cqx) == IBV_WC_BIND_MW &&
+	     ibv_wc_read_wc_flags(cqx) == 0;
+	ibv_end_poll(cqx);
+	kcq_put(3, IBV_WC_RECV, SNAA_WC_WITH_INV, 0xfeedbeef);
+	kcq_put(4, IBV_WC_LOCAL_INV, 0, 0);
+	memset(wc, 0, sizeof(wc));
+	ok = ok && ibv_poll_cq(cq, 2, wc) == 2 && wc[0].wr_id == 3 &&
+	     wc[0].wc_flags == IBV_WC_WITH_INV &&
+	     wc[0].invalidated_rkey == 0xfeedbeef &&
+	     wc[1].opcode == IBV_WC_LOCAL_INV;
+	result(ok, "SEND with invalidate: ibv_wc_read_wc_flags / ibv_wc_read_invalidated_rkey and ibv_poll_cq agree (IBV_WC_WITH_INV, the key); BIND_MW and LOCAL_INV opcodes pass");
+	ibv_destroy_qp(qp);
+
+	/* the ibv_wr_* API */
+	qp = mw_qp(pd, cq, IBV_QPT_RC, 4, IBV_QP_EX_WITH_BIND_MW |
+		   IBV_QP_EX_WITH_LOCAL_INV | IBV_QP_EX_WITH_SEND_WITH_INV);
+	ok = qp != NULL;
+	if (!qp)
+		diag("RC QP with MW send ops: %s", strerror(errno));
+	if (qp) {
+		struct ibv_qp_ex *qpx = ibv_qp_to_qp_ex(qp);
+		struct ibv_mw_bind_info bi = {
+			.mr = mr, .addr = (uintptr_t)buf + 8, .length = 16,
+			.mw_access_flags = IBV_ACCESS_REMOTE_READ,
+		};
+
+		ibv_wr_start(qpx);
+		qpx->wr_id = 0xd0;
+		qpx->wr_flags = IBV_SEND_SIGNALED;
+		ibv_wr_bind_mw(qpx, mw2, 0xabc, &bi);
+		qpx->wr_id = 0xd1;
+		qpx->wr_flags = 0;
+		ibv_wr_local_inv(qpx, 0xabc);
+		qpx->wr_id = 0xd2;
+		ibv_wr_send_inv(qpx, 0x5151);
+		ibv_wr_set_sge(qpx, 0x99, 0x7000, 32);
+		ok = !ibv_wr_complete(qpx) && kqp.sq->producer == 3 &&
+		     is_bind_sqe(0, 0xd0, SNAA_WQE_SIGNALED, mw2->rkey, 0xabc,
+				 (uintptr_t)buf + 8, 16, mr->lkey,
+				 IBV_ACCESS_REMOTE_READ) &&
+		     k_sqe(1)->opcode == IBV_WR_LOCAL_INV &&
+		     k_sqe(1)->imm_data == 0xabc && k_sqe(1)->wr_id == 0xd1 &&
+		     k_sqe(2)->opcode == IBV_WR_SEND_WITH_INV &&
+		     k_sqe(2)->imm_data == 0x5151 &&
+		     k_sqe(2)->sge[0].addr == 0x7000 &&
+		     k_sqe(2)->sge[0].length == 32;
+		kqp.sq->consumer = 3;
+		ibv_wr_start(qpx);
+		ibv_wr_bind_mw(qpx, mw1, 0xabc, &bi);	/* type 1 */
+		ok = ok && ibv_wr_complete(qpx) == EINVAL &&
+		     kqp.sq->producer == 3;
+		ibv_destroy_qp(qp);
+	}
+	errno = 0;
+	qp = mw_qp(pd, cq, IBV_QPT_UC, 4, IBV_QP_EX_WITH_SEND_WITH_INV);
+	ok = ok && !qp && errno == EOPNOTSUPP;
+	if (qp)
+		ibv_destroy_qp(qp);
+	qp = mw_qp(pd, cq, IBV_QPT_UC, 4, IBV_QP_EX_WITH_BIND_MW |
+		   IBV_QP_EX_WITH_LOCAL_INV);
+	ok = ok && qp;
+	if (qp)
+		ibv_destroy_qp(qp);
+	result(ok, "ibv_wr_bind_mw / ibv_wr_local_inv / ibv_wr_send_inv: one batch, SQEs as ibv_post_send writes them; a type 1 window fails the batch (EINVAL); send_ops_flags: BIND_MW and LOCAL_INV on RC and UC, SEND_WITH_INV on RC only (UC: EOPNOTSUPP)");
+
+	/* dealloc */
+	k_reset();
+	h = mw1->handle;
+	k.ret = EBUSY;
+	ret = ibv_dealloc_mw(mw1);
+	ok = ret == EBUSY && CALLED("dealloc_mw") && k.handle == h &&
+	     mw1->handle == h;
+	k.ret = 0;
+	ok = ok && !ibv_dealloc_mw(mw1) && k.handle == h &&
+	     !ibv_dealloc_mw(mw2);
+	result(ok, "ibv_dealloc_mw -> ibv_cmd_dealloc_mw for the window; EBUSY passed through and the window kept until a later success");
+
+	ibv_dereg_mr(mr);
+	ibv_destroy_cq(cq);
+}
+
 int main(int argc, char **argv)
 {
 	struct verbs_context *vctx;
@@ -1275,6 +1654,8 @@ int main(int argc, char **argv)
 	ctx = vctx ? &vctx->context : NULL;
 	result(ctx && ctx->cmd_fd == memfd,
 	       "context opened on the fake uverbs file");
+	if (vctx && set_ops)
+		vctx->create_cq_ex = lib_create_cq_ex;
 	if (!ctx) {
 		while (test_no < NUM_TESTS)
 			result(0, "skipped: no context");
@@ -1289,6 +1670,7 @@ int main(int argc, char **argv)
 		test_qp_bad(pd, cq);
 		test_qp(pd, cq);
 		test_ud_srq(pd, cq);
+		test_mw(pd);
 	}
 	if (cq)
 		test_cq_destroy(cq);

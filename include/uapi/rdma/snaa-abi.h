@@ -107,6 +107,16 @@ struct snaa_sge {
  * @swap (over the UD fields): compare & swap (the compare value in
  * @compare_add, the new value in @swap) and fetch & add (the addend in
  * @compare_add); the local SGE receives the 8-byte original value.
+ *
+ * Memory windows and invalidation (RC; BIND_MW and LOCAL_INV also UC),
+ * with @num_sge 0 except for SEND_WITH_INV:
+ *  - SEND_WITH_INV, LOCAL_INV: @imm_data is the R_Key to invalidate,
+ *    in host byte order (ibv_send_wr.invalidate_rkey).
+ *  - BIND_MW (both window types): @rkey is the window's current R_Key,
+ *    @imm_data the R_Key it gets (host byte order; only the low 8 bits
+ *    may differ), @remote_addr the window's first VA, and @bind the
+ *    length (0 unbinds a type 1 window), the L_Key of the MR it lies in
+ *    and the IBV_ACCESS_* rights it grants.
  */
 struct snaa_sqe {
 	__aligned_u64 wr_id;
@@ -128,6 +138,11 @@ struct snaa_sqe {
 			__aligned_u64 compare_add;
 			__aligned_u64 swap;
 		};
+		struct {		/* BIND_MW */
+			__aligned_u64 length;
+			__u32 mr_lkey;
+			__u32 access;
+		} bind;
 	};
 	struct snaa_sge sge[];
 };
@@ -145,12 +160,15 @@ struct snaa_rqe {
 #define SNAA_WC_WITH_IMM	(1U << 1)
 #define SNAA_WC_NET_IPV4	(1U << 2)	/* UD: the packet was IPv4 */
 #define SNAA_WC_NET_IPV6	(1U << 3)	/* UD: the packet was IPv6 */
+#define SNAA_WC_WITH_INV	(1U << 4)	/* SEND with invalidate */
 
 /*
  * Completion queue entry.  @opcode is an enum ib_wc_opcode value and
  * @status an enum ib_wc_status (equal to IBV_WC_* of libibverbs;
  * IB_WC_RECV is 128, IB_WC_RECV_RDMA_WITH_IMM 129).  @imm_data is
- * in network byte order, as in ibv_wc.
+ * in network byte order, as in ibv_wc; with SNAA_WC_WITH_INV it is the
+ * R_Key the SEND invalidated, in host byte order
+ * (ibv_wc.invalidated_rkey).
  */
 struct snaa_cqe {
 	__aligned_u64 wr_id;

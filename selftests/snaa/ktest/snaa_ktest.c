@@ -24,6 +24,7 @@
 #include <linux/delay.h>
 #include <linux/inet.h>
 #include <linux/module.h>
+#include <linux/scatterlist.h>
 #include <linux/slab.h>
 #include <rdma/ib_cache.h>
 #include <rdma/ib_verbs.h>
@@ -958,6 +959,131 @@ static void kt_srq(struct kt_ep *a, struct kt_ep *b)
 	ib_destroy_srq(srq);
 }
 
+/* Post @wr on @ep's QP and wait for its CQE; is it @status/@opcode? */
+static bool kt_post_wait(struct kt_ep *ep, struct ib_send_wr *wr,
+			 enum ib_wc_status status, enum ib_wc_opcode opcode,
+			 u32 byte_len)
+{
+	struct ib_wc wc;
+
+	wr->send_flags |= IB_SEND_SIGNALED;
+	return !ib_post_send(ep->qp, wr, NULL) && !kt_poll(ep->scq, &wc) &&
+	       kt_wc_is(&wc, wr->wr_id, status, opcode, byte_len, ep->qp,
+			false, 0);
+}
+
+/* Register @len bytes at @off of B's buffer with @mr under a new key. */
+static bool kt_fr_reg(struct kt_ep *b, struct ib_mr *mr,
+		      struct scatterlist *sg, u32 off, u32 len)
+{
+	struct ib_reg_wr reg = {
+		.wr = { .wr_id = 0xf000, .opcode = IB_WR_REG_MR },
+		.mr = mr,
+		.access = IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE |
+			  IB_ACCESS_REMOTE_READ,
+	};
+	int n;
+
+	sg_init_one(sg, b->buf + off, len);
+	if (ib_dma_map_sg(b->dev, sg, 1, DMA_BIDIRECTIONAL) != 1)
+		return false;
+	n = ib_map_mr_sg(mr, sg, 1, NULL, PAGE_SIZE);
+	if (n != 1 || mr->iova != sg_dma_address(sg) || mr->length != len) {
+		kt_diag("ib_map_mr_sg: %d, iova %#llx length %llu", n, mr->iova,
+			mr->length);
+		return false;
+	}
+	ib_update_fast_reg_key(mr, ib_inc_rkey(mr->rkey));
+	reg.key = mr->rkey;
+	return kt_post_wait(b, &reg.wr, IB_WC_SUCCESS, IB_WC_REG_MR, 0);
+}
+
+/* A writes @len bytes at @off of B's buffer through @rkey. */
+static bool kt_fr_write(struct kt_ep *a, struct kt_ep *b, u32 rkey, u32 off,
+			u32 len, enum ib_wc_status status, u32 seed)
+{
+	struct ib_sge sge;
+	struct ib_rdma_wr wr = {
+		.wr = {
+			.wr_id = 0xf100 + seed,
+			.sg_list = &sge,
+			.num_sge = 1,
+			.opcode = IB_WR_RDMA_WRITE,
+		},
+		.remote_addr = b->dma + off,
+		.rkey = rkey,
+	};
+
+	memset(b->buf, KT_GUARD, KT_BUF);
+	kt_fill(a->buf, len, seed);
+	kt_sges(a, &sge, 1, 0, len);
+	if (!kt_post_wait(a, &wr.wr, status, IB_WC_RDMA_WRITE, len))
+		return false;
+	return status != IB_WC_SUCCESS ||
+	       (kt_check(b->buf + off, len, seed, 64) &&
+		!memchr_inv(b->buf, KT_GUARD, off));
+}
+
+/*
+ * Fast registration as NVMe-oF and RDS use it: ib_alloc_mr(), then per
+ * I/O ib_map_mr_sg() + IB_WR_REG_MR under a new key, remote access, and
+ * IB_WR_LOCAL_INV or a SEND with invalidate from the peer.
+ */
+static void kt_fastreg(struct kt_ep *a, struct kt_ep *b)
+{
+	struct ib_send_wr inv = { .wr_id = 0xf200, .opcode = IB_WR_LOCAL_INV };
+	struct ib_send_wr sinv = {
+		.wr_id = 0xf300, .opcode = IB_WR_SEND_WITH_INV,
+	};
+	struct ib_device_attr *da = &b->dev->attrs;
+	struct scatterlist sg;
+	struct ib_wc wc;
+	struct ib_mr *mr;
+	u32 key;
+	bool ok;
+
+	ok = (da->device_cap_flags & IB_DEVICE_MEM_MGT_EXTENSIONS) &&
+	     da->max_fast_reg_page_list_len == 65536;
+	kt_result(ok, "fast registration: device attributes announce MEM_MGT_EXTENSIONS, 65536 pages per MR");
+	mr = ib_alloc_mr(b->pd, IB_MR_TYPE_MEM_REG, 4);
+	kt_result(!IS_ERR(mr), "ib_alloc_mr(MEM_REG, 4 pages)");
+	if (IS_ERR(mr))
+		return;
+
+	ok = kt_fr_reg(b, mr, &sg, 100, 3 * PAGE_SIZE);
+	kt_result(ok, "IB_WR_REG_MR of 3 pages at offset 100 under a new key byte: CQE IB_WC_REG_MR");
+	ok = ok && kt_fr_write(a, b, mr->rkey, 150, 5000, IB_WC_SUCCESS, 1) &&
+	     kt_fr_write(a, b, mr->rkey, 100, 3 * PAGE_SIZE, IB_WC_SUCCESS, 2);
+	kt_result(ok, "RDMA WRITE through the registration (5000 bytes inside, then all of it): data exact, bytes around untouched");
+
+	inv.ex.invalidate_rkey = mr->rkey;
+	ok = kt_post_wait(b, &inv, IB_WC_SUCCESS, IB_WC_LOCAL_INV, 0);
+	kt_result(ok, "IB_WR_LOCAL_INV of the key: CQE IB_WC_LOCAL_INV");
+	ib_dma_unmap_sg(b->dev, &sg, 1, DMA_BIDIRECTIONAL);
+
+	ok = kt_fr_reg(b, mr, &sg, 4096, 2 * PAGE_SIZE) &&
+	     kt_fr_write(a, b, mr->rkey, 4096 + 10, 3000, IB_WC_SUCCESS, 3);
+	kt_result(ok, "registered again at another range under the next key: RDMA WRITE exact");
+
+	/* SEND with invalidate: B's receive CQE names the key */
+	key = mr->rkey;
+	sinv.ex.invalidate_rkey = key;
+	ok = !kt_post_recv(b, 0xf400, 1, 64) &&
+	     kt_post_wait(a, &sinv, IB_WC_SUCCESS, IB_WC_SEND, 0) &&
+	     !kt_poll(b->rcq, &wc) &&
+	     kt_wc_is(&wc, 0xf400, IB_WC_SUCCESS, IB_WC_RECV, 0, b->qp, false,
+		      0) &&
+	     (wc.wc_flags & IB_WC_WITH_INVALIDATE) &&
+	     wc.ex.invalidate_rkey == key;
+	kt_result(ok, "IB_WR_SEND_WITH_INV from A: B's receive CQE has IB_WC_WITH_INVALIDATE and the key");
+	ib_dma_unmap_sg(b->dev, &sg, 1, DMA_BIDIRECTIONAL);
+
+	/* The key is dead: the access fails and both QPs go to ERR. */
+	ok = kt_fr_write(a, b, key, 4096 + 10, 100, IB_WC_REM_ACCESS_ERR, 4);
+	kt_result(ok, "RDMA WRITE through the invalidated key: IB_WC_REM_ACCESS_ERR");
+	kt_result(!ib_dereg_mr(mr), "ib_dereg_mr of the fast-registration MR");
+}
+
 static void kt_pair_rcomp(const char *what, bool softirq,
 			  ib_comp_handler rcomp,
 			  void (*fn)(struct kt_ep *a, struct kt_ep *b))
@@ -1013,6 +1139,7 @@ static int __init snaa_ktest_init(void)
 	kt_pair("RC", false, kt_rc);
 	kt_pair("RC, softirq CQs", true, kt_softirq);
 	kt_pair("RC SRQ", false, kt_srq);
+	kt_pair("RC fast registration", false, kt_fastreg);
 	kt_qpt = IB_QPT_UC;
 	pr_info("1..%d\n", kt_num);
 	pr_info("# %d passed, %d failed\n", kt_num - kt_failed, kt_failed);

@@ -35,6 +35,9 @@
 #define SNAA_MAX_CQ		16384
 #define SNAA_MAX_CQE		65536
 #define SNAA_MAX_MR		65536
+#define SNAA_MAX_MW		65536
+/* Pages of one fast-registration MR (kernel consumers, IB_WR_REG_MR). */
+#define SNAA_MAX_FR_PAGES	65536
 #define SNAA_MAX_PD		65536
 #define SNAA_MAX_AH		65536
 #define SNAA_MAX_SRQ		16384
@@ -82,6 +85,7 @@ struct snaa_dev {
 	atomic_t num_cq;
 	atomic_t num_qp;
 	atomic_t num_mr;
+	atomic_t num_mw;
 	atomic_t num_srq;
 	u64 __percpu *stats;		/* enum snaa_counter */
 	struct dentry *debugfs;		/* snaa/<device>/ */
@@ -177,6 +181,20 @@ struct snaa_pd {
  * Memory region.  lkey == rkey == index << 8 | key byte.  User MRs keep
  * the pinned pages in @pages; DMA MRs (kernel consumers) address kernel
  * virtual memory directly.
+ *
+ * Fast-registration MRs (@fr; kernel consumers) are usable only while
+ * @fr_state is VALID (snaa_mr.c): IB_WR_REG_MR sets their key
+ * (@fr_key), VA range and rights from the pages ib_map_mr_sg() staged
+ * (@fr_pages, @fr_npages, @fr_page_off) and validates them;
+ * IB_WR_LOCAL_INV or a SEND with invalidate frees them.  Every access
+ * through one is counted in @fr_users from before it looks at
+ * @fr_state until it is done with the memory, and a state change waits
+ * for the count to drop: once an invalidation has completed, no access
+ * to the old pages is still under way.
+ *
+ * @num_mw counts the memory windows bound to the MR; deregistration
+ * sets it to -1 if it is 0 and fails otherwise, so that no bind can
+ * race it.
  */
 struct snaa_mr {
 	struct ib_mr ibmr;
@@ -189,9 +207,51 @@ struct snaa_mr {
 	u32 page_off;			/* offset of @iova in pages[0] */
 	int access;
 	bool dma;			/* DMA MR: any kernel VA */
+	bool fr;			/* fast-registration MR */
+	int fr_state;
+	u32 fr_key;
+	atomic_t fr_users;
+	u32 fr_max_pages;		/* entries of @fr_pages */
+	u32 fr_npages;			/* set by ib_map_mr_sg() */
+	u32 fr_page_off;
+	struct page **fr_pages;
+	atomic_t num_mw;
 	refcount_t ref;
 	struct completion done;
 	struct rcu_head rcu;
+};
+
+/*
+ * Memory window.  Its R_Key shares the MR key space (index << 8 | key
+ * byte); in sdev->mr_xa it is stored as a pointer tagged
+ * SNAA_XA_TAG_MW.  The core owns struct ib_mw (struct snaa_ibmw) and
+ * frees it without RCU, so the window itself is a separate object that
+ * RCU readers of the xarray may still see after it is erased.
+ *
+ * @lock guards the binding: @rkey, @mr, @va, @length, @access, @qpn.  A
+ * window is bound while @mr is set; it holds one of @mr's num_mw.
+ */
+struct snaa_mw {
+	struct snaa_dev *sdev;
+	struct ib_pd *pd;
+	enum ib_mw_type type;
+	spinlock_t lock;		/* the binding: fields below */
+	u32 rkey;
+	struct snaa_mr *mr;
+	u64 va;
+	u64 length;
+	int access;
+	u32 qpn;			/* type 2: bound through this QP */
+	refcount_t ref;
+	struct completion done;
+	struct rcu_head rcu;
+};
+
+#define SNAA_XA_TAG_MW		1
+
+struct snaa_ibmw {
+	struct ib_mw ibmw;
+	struct snaa_mw *mw;
 };
 
 struct snaa_ring_mem;
@@ -337,6 +397,7 @@ enum snaa_wqe_kind {
 	SNAA_WK_WRITE,			/* RDMA WRITE (with immediate) */
 	SNAA_WK_READ,			/* RDMA READ */
 	SNAA_WK_ATOMIC,			/* compare & swap, fetch & add */
+	SNAA_WK_LOCAL,			/* BIND_MW, LOCAL_INV, REG_MR */
 };
 
 /**
@@ -579,6 +640,11 @@ static inline struct snaa_mr *to_snaa_mr(struct ib_mr *ibmr)
 	return container_of(ibmr, struct snaa_mr, ibmr);
 }
 
+static inline struct snaa_mw *to_snaa_mw(struct ib_mw *ibmw)
+{
+	return container_of(ibmw, struct snaa_ibmw, ibmw)->mw;
+}
+
 static inline struct snaa_cq *to_snaa_cq(struct ib_cq *ibcq)
 {
 	return container_of(ibcq, struct snaa_cq, ibcq);
@@ -675,6 +741,29 @@ int snaa_mr_write_skb(struct snaa_mr *mr, u64 va, const struct sk_buff *skb,
 bool snaa_mr_atomic_aligned(struct snaa_mr *mr, u64 va);
 u64 snaa_mr_atomic(struct snaa_mr *mr, u64 va, bool cmp_swap, u64 compare_add,
 		   u64 swap);
+struct ib_mr *snaa_alloc_mr(struct ib_pd *ibpd, enum ib_mr_type type,
+			    u32 max_num_sg);
+int snaa_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,
+		   unsigned int *sg_offset);
+struct snaa_mr *snaa_mr_get_index(struct snaa_dev *sdev, u32 key);
+int snaa_mr_fr_reg(struct snaa_mr *mr, u32 key, int access);
+int snaa_mr_fr_invalidate(struct snaa_mr *mr, struct ib_pd *pd, u32 key);
+void snaa_mr_unref(struct snaa_mr *mr);
+int snaa_key_publish(struct snaa_dev *sdev, void *entry, u32 *key);
+int snaa_mr_access_valid(int access);
+struct snaa_mr *snaa_rkey_get(struct snaa_qp *qp, u32 rkey, u64 va, u64 len,
+			      int access, int *err);
+
+/* snaa_mw.c */
+int snaa_alloc_mw(struct ib_mw *ibmw, struct ib_udata *udata);
+int snaa_dealloc_mw(struct ib_mw *ibmw);
+struct snaa_mw *snaa_mw_get(struct snaa_dev *sdev, u32 key);
+void snaa_mw_put(struct snaa_mw *mw);
+struct snaa_mr *snaa_mw_access(struct snaa_mw *mw, struct snaa_qp *qp,
+			       u32 rkey, u64 va, u64 len, int access,
+			       int *err);
+u8 snaa_local_op(struct snaa_qp *qp, const struct snaa_sqe *wqe);
+int snaa_invalidate_remote(struct snaa_qp *qp, u32 rkey);
 
 /* snaa_ah.c */
 int snaa_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init,

@@ -182,6 +182,10 @@ int snaa_poll_cq(struct ib_cq *ibcq, int num_entries, struct ib_wc *wc)
 		wc->ex.imm_data = (__force __be32)k->cqe.imm_data;
 		if (k->cqe.wc_flags & SNAA_WC_WITH_IMM)
 			wc->wc_flags |= IB_WC_WITH_IMM;
+		if (k->cqe.wc_flags & SNAA_WC_WITH_INV) {
+			wc->wc_flags |= IB_WC_WITH_INVALIDATE;
+			wc->ex.invalidate_rkey = k->cqe.imm_data;
+		}
 		if (k->cqe.wc_flags & SNAA_WC_GRH)
 			wc->wc_flags |= IB_WC_GRH;
 		/* UD: what the GRH area holds (ib_init_ah_attr_from_wc()) */

@@ -87,6 +87,8 @@ static const struct ib_device_ops snaa_dev_ops = {
 	.uverbs_abi_ver = SNAA_ABI_VERSION,
 
 	.alloc_hw_port_stats = snaa_alloc_hw_port_stats,
+	.alloc_mr = snaa_alloc_mr,
+	.alloc_mw = snaa_alloc_mw,
 	.alloc_pd = snaa_alloc_pd,
 	.alloc_ucontext = snaa_alloc_ucontext,
 	.create_ah = snaa_create_ah,
@@ -95,6 +97,7 @@ static const struct ib_device_ops snaa_dev_ops = {
 	.create_srq = snaa_create_srq,
 	.create_user_ah = snaa_create_ah,
 	.dealloc_driver = snaa_dealloc_driver,
+	.dealloc_mw = snaa_dealloc_mw,
 	.dealloc_pd = snaa_dealloc_pd,
 	.dealloc_ucontext = snaa_dealloc_ucontext,
 	.dereg_mr = snaa_dereg_mr,
@@ -108,6 +111,7 @@ static const struct ib_device_ops snaa_dev_ops = {
 	.get_hw_stats = snaa_get_hw_stats,
 	.get_link_layer = snaa_get_link_layer,
 	.get_port_immutable = snaa_get_port_immutable,
+	.map_mr_sg = snaa_map_mr_sg,
 	.mmap = snaa_mmap,
 	.mmap_free = snaa_mmap_free,
 	.modify_device = snaa_modify_device,
@@ -129,6 +133,7 @@ static const struct ib_device_ops snaa_dev_ops = {
 
 	INIT_RDMA_OBJ_SIZE(ib_ah, snaa_ah, ibah),
 	INIT_RDMA_OBJ_SIZE(ib_cq, snaa_cq, ibcq),
+	INIT_RDMA_OBJ_SIZE(ib_mw, snaa_ibmw, ibmw),
 	INIT_RDMA_OBJ_SIZE(ib_pd, snaa_pd, ibpd),
 	INIT_RDMA_OBJ_SIZE(ib_qp, snaa_qp, ibqp),
 	INIT_RDMA_OBJ_SIZE(ib_srq, snaa_srq, ibsrq),

@@ -15,7 +15,15 @@
 #define SNAA_ACCESS_SUPPORTED	(IB_ACCESS_LOCAL_WRITE | \
 				 IB_ACCESS_REMOTE_WRITE | \
 				 IB_ACCESS_REMOTE_READ | \
-				 IB_ACCESS_REMOTE_ATOMIC)
+				 IB_ACCESS_REMOTE_ATOMIC | \
+				 IB_ACCESS_MW_BIND)
+
+/* Fast-registration MR states (snaa_mr.fr_state). */
+enum {
+	SNAA_FR_FREE,
+	SNAA_FR_VALID,
+	SNAA_FR_BUSY,		/* being registered or invalidated */
+};
 
 int snaa_alloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
 {
@@ -34,18 +42,33 @@ int snaa_dealloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
 	return 0;
 }
 
+/**
+ * snaa_mr_access_valid() - may an MR (or a window) have these rights?
+ * @access: IB_ACCESS_* bits, optional ones removed
+ *
+ * Return: 0, -EOPNOTSUPP for a right snaa does not have, or -EINVAL for
+ * remote write or atomic access without local write (IBA 10.6.3.1).
+ */
+int snaa_mr_access_valid(int access)
+{
+	if (access & ~SNAA_ACCESS_SUPPORTED)
+		return -EOPNOTSUPP;
+	if ((access & (IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_ATOMIC)) &&
+	    !(access & IB_ACCESS_LOCAL_WRITE))
+		return -EINVAL;
+	return 0;
+}
+
 static struct snaa_mr *snaa_mr_alloc(struct snaa_dev *sdev, int access)
 {
 	struct snaa_mr *mr;
+	int err;
 
 	/* Optional flags (relaxed ordering) are hints we may ignore. */
 	access &= ~IB_ACCESS_OPTIONAL;
-	if (access & ~SNAA_ACCESS_SUPPORTED)
-		return ERR_PTR(-EOPNOTSUPP);
-	/* IBA: remote write or atomic access requires local write. */
-	if ((access & (IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_ATOMIC)) &&
-	    !(access & IB_ACCESS_LOCAL_WRITE))
-		return ERR_PTR(-EINVAL);
+	err = snaa_mr_access_valid(access);
+	if (err)
+		return ERR_PTR(err);
 	if (atomic_inc_return(&sdev->num_mr) > SNAA_MAX_MR) {
 		atomic_dec(&sdev->num_mr);
 		return ERR_PTR(-ENOMEM);
@@ -62,28 +85,43 @@ static struct snaa_mr *snaa_mr_alloc(struct snaa_dev *sdev, int access)
 	return mr;
 }
 
-/*
- * Publish @mr under a fresh key; from here on the wire can find it.  The
- * key is index << 8 | key byte, both random: with at most SNAA_MAX_MR
- * MRs among 2^32 keys, a blind sender needs millions of tries per hit.
- * A draw finds a free index with probability > 99.6 %: running out of
- * draws means the RNG is broken.
+/**
+ * snaa_key_publish() - publish an MR or a window under a fresh key
+ * @sdev: the device
+ * @entry: what sdev->mr_xa is to hold (a window's pointer is tagged)
+ * @key: set to the key
+ *
+ * From here on the wire can find it.  The key is index << 8 | key byte,
+ * both random: with at most SNAA_MAX_MR + SNAA_MAX_MW objects among 2^32
+ * keys, a blind sender needs millions of tries per hit.  A draw finds a
+ * free index with probability > 99 %: running out of draws means the
+ * RNG is broken.
+ *
+ * Return: 0 or -ENOMEM.
  */
-static int snaa_mr_publish(struct snaa_mr *mr)
+int snaa_key_publish(struct snaa_dev *sdev, void *entry, u32 *key)
 {
-	struct snaa_dev *sdev = mr->sdev;
 	int tries, err = -EBUSY;
 	u32 idx;
 
 	for (tries = 0; tries < 64 && err == -EBUSY; tries++) {
 		idx = get_random_u32_inclusive(1, SNAA_MR_INDEX_MAX);
-		mr->ibmr.lkey = idx << 8 | get_random_u8();
-		mr->ibmr.rkey = mr->ibmr.lkey;
-		err = xa_insert(&sdev->mr_xa, idx, mr, GFP_KERNEL_ACCOUNT);
+		*key = idx << 8 | get_random_u8();
+		err = xa_insert(&sdev->mr_xa, idx, entry, GFP_KERNEL_ACCOUNT);
 	}
 	if (err)
 		return err == -EBUSY ? -ENOMEM : err;
 	return 0;
+}
+
+static int snaa_mr_publish(struct snaa_mr *mr)
+{
+	int err;
+
+	err = snaa_key_publish(mr->sdev, mr, &mr->ibmr.lkey);
+	mr->ibmr.rkey = mr->ibmr.lkey;
+	mr->fr_key = mr->ibmr.lkey;
+	return err;
 }
 
 static void snaa_mr_destroy(struct snaa_mr *mr)
@@ -91,6 +129,7 @@ static void snaa_mr_destroy(struct snaa_mr *mr)
 	if (mr->umem)
 		ib_umem_release(mr->umem);
 	kvfree(mr->pages);
+	kvfree(mr->fr_pages);
 	atomic_dec(&mr->sdev->num_mr);
 	kfree_rcu(mr, rcu);
 }
@@ -167,42 +206,266 @@ err_free:
 	return ERR_PTR(err);
 }
 
+/* Fast registration (kernel consumers): an MR for IB_WR_REG_MR. */
+struct ib_mr *snaa_alloc_mr(struct ib_pd *ibpd, enum ib_mr_type type,
+			    u32 max_num_sg)
+{
+	struct snaa_mr *mr;
+	int err;
+
+	if (type != IB_MR_TYPE_MEM_REG)
+		return ERR_PTR(-EOPNOTSUPP);
+	if (!max_num_sg || max_num_sg > SNAA_MAX_FR_PAGES)
+		return ERR_PTR(-EINVAL);
+	mr = snaa_mr_alloc(to_snaa_dev(ibpd->device), 0);
+	if (IS_ERR(mr))
+		return ERR_CAST(mr);
+	mr->fr = true;
+	mr->fr_max_pages = max_num_sg;
+	mr->pages = kvcalloc(max_num_sg, sizeof(*mr->pages),
+			     GFP_KERNEL_ACCOUNT);
+	mr->fr_pages = kvcalloc(max_num_sg, sizeof(*mr->fr_pages),
+				GFP_KERNEL_ACCOUNT);
+	err = -ENOMEM;
+	if (mr->pages && mr->fr_pages)
+		err = snaa_mr_publish(mr);
+	if (err) {
+		snaa_mr_destroy(mr);
+		return ERR_PTR(err);
+	}
+	return &mr->ibmr;
+}
+
+static int snaa_mr_set_page(struct ib_mr *ibmr, u64 addr)
+{
+	struct snaa_mr *mr = to_snaa_mr(ibmr);
+
+	if (mr->fr_npages >= mr->fr_max_pages)
+		return -ENOMEM;
+	/* snaa uses virtual DMA: a DMA address is a kernel address */
+	mr->fr_pages[mr->fr_npages++] = virt_to_page((void *)(uintptr_t)addr);
+	return 0;
+}
+
+/*
+ * ib_map_mr_sg(): the pages of the next registration.  They are staged
+ * apart from the pages in use, so that an MR may be mapped again while
+ * its current registration is still valid; IB_WR_REG_MR switches.
+ */
+int snaa_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,
+		   unsigned int *sg_offset)
+{
+	struct snaa_mr *mr = to_snaa_mr(ibmr);
+	int n;
+
+	if (!mr->fr || ibmr->page_size != PAGE_SIZE)
+		return -EINVAL;
+	mr->fr_npages = 0;
+	n = ib_sg_to_pages(ibmr, sg, sg_nents, sg_offset, snaa_mr_set_page);
+	mr->fr_page_off = ibmr->iova & ~PAGE_MASK;
+	return n;
+}
+
+/* Wait until no access that saw the registration valid is under way. */
+static void snaa_mr_fr_drain(struct snaa_mr *mr)
+{
+	/* Pairs with the barrier in snaa_mr_get(). */
+	smp_mb();
+	while (atomic_read(&mr->fr_users))
+		cpu_relax();
+}
+
+/**
+ * snaa_mr_fr_reg() - execute IB_WR_REG_MR
+ * @mr: a fast-registration MR, referenced
+ * @key: its new key (only the key byte may change)
+ * @access: the rights the registration grants
+ *
+ * The MR must be free (IBA 10.6.3.4: invalidated since its last
+ * registration).  Its VA range is the one ib_map_mr_sg() set.
+ *
+ * Context: any, BHs disabled; waits (spins) for accesses started before
+ * the MR was invalidated, each of them one packet's copy.
+ * Return: 0 or -EINVAL.
+ */
+int snaa_mr_fr_reg(struct snaa_mr *mr, u32 key, int access)
+{
+	u64 span;
+
+	access &= ~IB_ACCESS_OPTIONAL;
+	if (!mr->fr || (key >> 8) != (mr->fr_key >> 8) ||
+	    snaa_mr_access_valid(access) || (access & IB_ACCESS_MW_BIND) ||
+	    mr->ibmr.page_size != PAGE_SIZE || !mr->fr_npages)
+		return -EINVAL;
+	span = (u64)mr->fr_npages * PAGE_SIZE - mr->fr_page_off;
+	if (!mr->ibmr.length || mr->ibmr.length > span)
+		return -EINVAL;
+	if (cmpxchg(&mr->fr_state, SNAA_FR_FREE, SNAA_FR_BUSY) != SNAA_FR_FREE)
+		return -EINVAL;
+	snaa_mr_fr_drain(mr);
+	swap(mr->pages, mr->fr_pages);
+	mr->npages = mr->fr_npages;
+	mr->page_off = mr->fr_page_off;
+	mr->iova = mr->ibmr.iova;
+	mr->length = mr->ibmr.length;
+	mr->access = access;
+	WRITE_ONCE(mr->fr_key, key);
+	/* Readers that see VALID see all of the above. */
+	smp_store_release(&mr->fr_state, SNAA_FR_VALID);
+	return 0;
+}
+
+/**
+ * snaa_mr_fr_invalidate() - IB_WR_LOCAL_INV or SEND with invalidate
+ * @mr: a fast-registration MR, referenced
+ * @pd: the PD of the QP doing it
+ * @key: the key named; must be the MR's current one
+ *
+ * Context: any, BHs disabled; waits (spins) for the accesses under way.
+ * Return: 0, or -EINVAL if @key names no valid registration of @pd.
+ */
+int snaa_mr_fr_invalidate(struct snaa_mr *mr, struct ib_pd *pd, u32 key)
+{
+	if (!mr->fr || mr->ibmr.pd != pd || READ_ONCE(mr->fr_key) != key ||
+	    cmpxchg(&mr->fr_state, SNAA_FR_VALID, SNAA_FR_BUSY) !=
+	    SNAA_FR_VALID)
+		return -EINVAL;
+	snaa_mr_fr_drain(mr);
+	/* after the drain: a new access sees BUSY until here */
+	smp_store_release(&mr->fr_state, SNAA_FR_FREE);
+	return 0;
+}
+
 int snaa_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 {
 	struct snaa_mr *mr = to_snaa_mr(ibmr);
 
+	/* IBA 10.6.7.2.1: not while windows are bound to it. */
+	if (atomic_cmpxchg(&mr->num_mw, 0, -1) != 0)
+		return -EBUSY;
 	xa_erase(&mr->sdev->mr_xa, mr->ibmr.lkey >> 8);
 	/* Wait for packets that found the MR before it was erased. */
-	snaa_mr_put(mr);
+	snaa_mr_unref(mr);
 	wait_for_completion(&mr->done);
 	snaa_mr_destroy(mr);
 	return 0;
 }
 
 /**
- * snaa_mr_get() - look up an MR by key and take a reference
+ * snaa_mr_get_index() - look up an MR by the index bits of a key
  * @sdev: the device
- * @key: lkey or rkey from a WQE or a packet
+ * @key: a key; its key byte and the MR's state are not checked
  *
- * Context: any; no lock taken besides RCU.
- * Return: the MR, or NULL if no MR has this key.
+ * For the operations that change an MR's key or state.  Release with
+ * snaa_mr_unref().
+ *
+ * Return: the MR, referenced, or NULL.
  */
-struct snaa_mr *snaa_mr_get(struct snaa_dev *sdev, u32 key)
+struct snaa_mr *snaa_mr_get_index(struct snaa_dev *sdev, u32 key)
 {
 	struct snaa_mr *mr;
+	void *entry;
 
 	rcu_read_lock();
-	mr = xa_load(&sdev->mr_xa, key >> 8);
-	if (mr && (mr->ibmr.lkey != key || !refcount_inc_not_zero(&mr->ref)))
+	entry = xa_load(&sdev->mr_xa, key >> 8);
+	mr = xa_pointer_tag(entry) ? NULL : entry;
+	if (mr && !refcount_inc_not_zero(&mr->ref))
 		mr = NULL;
 	rcu_read_unlock();
 	return mr;
 }
 
-void snaa_mr_put(struct snaa_mr *mr)
+void snaa_mr_unref(struct snaa_mr *mr)
 {
 	if (refcount_dec_and_test(&mr->ref))
 		complete(&mr->done);
+}
+
+/**
+ * snaa_mr_get() - look up an MR by key for an access
+ * @sdev: the device
+ * @key: lkey or rkey from a WQE or a packet
+ *
+ * A fast-registration MR is found only while its registration is valid,
+ * and counts the access until snaa_mr_put().  Memory windows are not
+ * MRs: see snaa_rkey_get().
+ *
+ * Context: any; no lock taken besides RCU.
+ * Return: the MR, referenced, or NULL if no usable MR has this key.
+ */
+struct snaa_mr *snaa_mr_get(struct snaa_dev *sdev, u32 key)
+{
+	struct snaa_mr *mr;
+
+	mr = snaa_mr_get_index(sdev, key);
+	if (!mr)
+		return NULL;
+	if (likely(!mr->fr)) {
+		if (mr->ibmr.lkey == key)
+			return mr;
+		snaa_mr_unref(mr);
+		return NULL;
+	}
+	atomic_inc(&mr->fr_users);
+	/* Pairs with snaa_mr_fr_drain(): it sees us, or we see BUSY. */
+	smp_mb__after_atomic();
+	/* acquire: VALID comes with the registration snaa_mr_fr_reg() made */
+	if (smp_load_acquire(&mr->fr_state) == SNAA_FR_VALID &&
+	    READ_ONCE(mr->fr_key) == key)
+		return mr;
+	snaa_mr_put(mr);
+	return NULL;
+}
+
+/* Done with an MR from snaa_mr_get(), snaa_rkey_get() or a window. */
+void snaa_mr_put(struct snaa_mr *mr)
+{
+	if (unlikely(mr->fr)) {
+		/* the accesses are done before the count drops */
+		smp_mb__before_atomic();
+		atomic_dec(&mr->fr_users);
+	}
+	snaa_mr_unref(mr);
+}
+
+/**
+ * snaa_rkey_get() - resolve an R_Key for a remote access by @qp
+ * @qp: the responder's QP
+ * @rkey: from the packet
+ * @va: first byte accessed
+ * @len: bytes accessed
+ * @access: the IB_ACCESS_REMOTE_* right needed
+ * @err: set to -EACCES (no such key, or not for this QP), -EPERM
+ *	(rights) or -ERANGE (bounds) if NULL is returned
+ *
+ * The key names an MR or a memory window; for a window, the rights and
+ * bounds are the window's.
+ *
+ * Return: the MR holding the bytes, referenced (snaa_mr_put()), or NULL.
+ */
+struct snaa_mr *snaa_rkey_get(struct snaa_qp *qp, u32 rkey, u64 va, u64 len,
+			      int access, int *err)
+{
+	struct snaa_mr *mr;
+	struct snaa_mw *mw;
+
+	mr = snaa_mr_get(qp->sdev, rkey);
+	if (!mr) {
+		mw = snaa_mw_get(qp->sdev, rkey);
+		if (!mw) {
+			*err = -EACCES;
+			return NULL;
+		}
+		mr = snaa_mw_access(mw, qp, rkey, va, len, access, err);
+		snaa_mw_put(mw);
+		return mr;
+	}
+	*err = snaa_mr_check(mr, qp->ibqp.pd, va, len, access);
+	if (*err) {
+		snaa_mr_put(mr);
+		return NULL;
+	}
+	return mr;
 }
 
 /**

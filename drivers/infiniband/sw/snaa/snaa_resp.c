@@ -128,6 +128,9 @@ static void snaa_rq_done(struct snaa_qp *qp, u8 opcode, u32 byte_len,
 	if (pkt->op->flags & SNAA_OPF_IMMDT) {
 		cqe.wc_flags = SNAA_WC_WITH_IMM;
 		cqe.imm_data = (__force u32)cpu_to_be32(pkt->imm);
+	} else if (pkt->op->flags & SNAA_OPF_IETH) {
+		cqe.wc_flags = SNAA_WC_WITH_INV;
+		cqe.imm_data = pkt->ieth_rkey;
 	}
 	snaa_rq_complete(qp, &cqe, pkt->bth.se);
 }
@@ -275,14 +278,12 @@ static struct sk_buff *snaa_resp_read(struct snaa_qp *qp, struct snaa_res *res)
 	opcode = first && last ? SNAA_OP_READ_RESP_ONLY :
 		 first ? SNAA_OP_READ_RESP_FIRST :
 		 last ? SNAA_OP_READ_RESP_LAST : SNAA_OP_READ_RESP_MIDDLE;
-	mr = len ? snaa_mr_get(qp->sdev, res->rkey) : NULL;
+	mr = NULL;
 	if (len) {
 		/* The MR may have gone since the request was accepted. */
-		err = mr ? snaa_mr_check(mr, qp->ibqp.pd, res->va + off, len,
-					 IB_ACCESS_REMOTE_READ) : -EACCES;
-		if (err) {
-			if (mr)
-				snaa_mr_put(mr);
+		mr = snaa_rkey_get(qp, res->rkey, res->va + off, len,
+				   IB_ACCESS_REMOTE_READ, &err);
+		if (!mr) {
 			res->pending = false;
 			snaa_resp_nak(qp, snaa_aeth_syndrome(SNAA_AETH_NAK,
 					SNAA_NAK_REMOTE_ACCESS_ERROR),
@@ -511,6 +512,14 @@ static enum snaa_counter snaa_resp_send(struct snaa_qp *qp,
 					  snaa_mr_err_counter(err);
 	}
 	if (flags & SNAA_OPF_END) {
+		/* SEND with invalidate: the key goes before the completion */
+		if ((flags & SNAA_OPF_IETH) &&
+		    snaa_invalidate_remote(qp, pkt->ieth_rkey)) {
+			*wc_status = IB_WC_REM_INV_REQ_ERR;
+			snaa_rq_fail(qp, IB_WC_LOC_PROT_ERR);
+			snaa_recv_abort(qp);
+			return SNAA_CNT_DROP_BAD_RKEY;
+		}
 		snaa_rq_done(qp, IB_WC_RECV, r->recvd, pkt);
 		snaa_recv_abort(qp);
 	}
@@ -533,12 +542,12 @@ static enum snaa_counter snaa_resp_reth(struct snaa_qp *qp,
 		return SNAA_CNT_DROP_LENGTH;
 	if (!reth->dma_len)
 		return 0;	/* IBA 9.4.4: no R_Key check for 0 bytes */
-	mr = snaa_mr_get(qp->sdev, reth->rkey);
+	mr = snaa_rkey_get(qp, reth->rkey, reth->va, reth->dma_len, access,
+			   &err);
 	if (!mr)
-		return SNAA_CNT_DROP_BAD_RKEY;
-	err = snaa_mr_check(mr, qp->ibqp.pd, reth->va, reth->dma_len, access);
+		return snaa_mr_err_counter(err);
 	snaa_mr_put(mr);
-	return snaa_mr_err_counter(err);
+	return 0;
 }
 
 /*
@@ -555,13 +564,11 @@ static enum snaa_counter snaa_resp_place(struct snaa_qp *qp,
 	struct snaa_mr *mr;
 	int err;
 
-	mr = snaa_mr_get(qp->sdev, r->rkey);
+	mr = snaa_rkey_get(qp, r->rkey, r->va, len, IB_ACCESS_REMOTE_WRITE,
+			   &err);
 	if (!mr)
-		return SNAA_CNT_DROP_BAD_RKEY;
-	err = snaa_mr_check(mr, qp->ibqp.pd, r->va, len,
-			    IB_ACCESS_REMOTE_WRITE);
-	if (!err)
-		err = snaa_mr_write_skb(mr, r->va, skb, pkt->payload_off, len);
+		return snaa_mr_err_counter(err);
+	err = snaa_mr_write_skb(mr, r->va, skb, pkt->payload_off, len);
 	snaa_mr_put(mr);
 	return snaa_mr_err_counter(err);
 }
@@ -812,26 +819,19 @@ static enum snaa_counter snaa_rc_atomic(struct snaa_qp *qp,
 				IB_EVENT_QP_ACCESS_ERR);
 		return SNAA_CNT_DROP_ACCESS;
 	}
-	mr = snaa_mr_get(qp->sdev, a->rkey);
+	mr = snaa_rkey_get(qp, a->rkey, a->va, 8, IB_ACCESS_REMOTE_ATOMIC,
+			   &err);
 	if (!mr) {
 		snaa_resp_fatal(qp, pkt, SNAA_NAK_REMOTE_ACCESS_ERROR,
 				IB_EVENT_QP_ACCESS_ERR);
-		return SNAA_CNT_DROP_BAD_RKEY;
+		return snaa_mr_err_counter(err);
 	}
-	err = snaa_mr_check(mr, qp->ibqp.pd, a->va, 8,
-			    IB_ACCESS_REMOTE_ATOMIC);
-	if (!err && !snaa_mr_atomic_aligned(mr, a->va)) {
+	if (!snaa_mr_atomic_aligned(mr, a->va)) {
 		/* IBA 9.4.5: a misaligned atomic is an invalid request */
 		snaa_mr_put(mr);
 		snaa_resp_fatal(qp, pkt, SNAA_NAK_INVALID_REQUEST,
 				IB_EVENT_QP_REQ_ERR);
 		return SNAA_CNT_DROP_ATOMIC_ALIGN;
-	}
-	if (err) {
-		snaa_mr_put(mr);
-		snaa_resp_fatal(qp, pkt, SNAA_NAK_REMOTE_ACCESS_ERROR,
-				IB_EVENT_QP_ACCESS_ERR);
-		return snaa_mr_err_counter(err);
 	}
 	res = snaa_rc_res_take(qp);
 	if (!res) {
@@ -931,14 +931,15 @@ static enum snaa_counter snaa_rc_send(struct snaa_qp *qp,
 	if (drop) {
 		/*
 		 * The receive WQE was too short (invalid request, as
-		 * rdma_rxe and RoCE NICs answer) or has a bad SGE (remote
-		 * operational error); it completed in error.
+		 * rdma_rxe and RoCE NICs answer), has a bad SGE (remote
+		 * operational error), or the SEND named a key this QP may
+		 * not invalidate (invalid request); it completed in error.
 		 */
-		snaa_resp_fatal(qp, pkt, status == IB_WC_LOC_LEN_ERR ?
-				SNAA_NAK_INVALID_REQUEST :
-				SNAA_NAK_REMOTE_OP_ERROR,
-				status == IB_WC_LOC_LEN_ERR ?
-				IB_EVENT_QP_REQ_ERR : IB_EVENT_QP_FATAL);
+		snaa_resp_fatal(qp, pkt, status == IB_WC_LOC_PROT_ERR ?
+				SNAA_NAK_REMOTE_OP_ERROR :
+				SNAA_NAK_INVALID_REQUEST,
+				status == IB_WC_LOC_PROT_ERR ?
+				IB_EVENT_QP_FATAL : IB_EVENT_QP_REQ_ERR);
 		return drop;
 	}
 	if (pkt->op->flags & SNAA_OPF_END)

@@ -40,6 +40,12 @@ static u8 snaa_wc_opcode(u32 wr_opcode)
 		return IB_WC_COMP_SWAP;
 	case IB_WR_ATOMIC_FETCH_AND_ADD:
 		return IB_WC_FETCH_ADD;
+	case IB_WR_LOCAL_INV:
+		return IB_WC_LOCAL_INV;
+	case IB_WR_BIND_MW:
+		return IB_WC_BIND_MW;
+	case IB_WR_REG_MR:
+		return IB_WC_REG_MR;
 	default:
 		return IB_WC_SEND;
 	}
@@ -64,6 +70,13 @@ static int snaa_wqe_kind(enum ib_qp_type type, u32 opcode)
 	case IB_WR_ATOMIC_CMP_AND_SWP:
 	case IB_WR_ATOMIC_FETCH_AND_ADD:
 		return type == IB_QPT_RC ? SNAA_WK_ATOMIC : -1;
+	case IB_WR_SEND_WITH_INV:
+		return type == IB_QPT_RC ? SNAA_WK_SEND : -1;
+	case IB_WR_LOCAL_INV:
+	case IB_WR_BIND_MW:
+	case IB_WR_REG_MR:
+		return type == IB_QPT_RC || type == IB_QPT_UC ?
+		       SNAA_WK_LOCAL : -1;
 	default:
 		return -1;
 	}
@@ -164,6 +177,12 @@ static int snaa_sq_fetch(struct snaa_qp *qp)
 	}
 	w->kind = kind;
 
+	if (kind == SNAA_WK_LOCAL) {
+		/* no data: the operation is in the header */
+		if (w->wqe.num_sge || (w->wqe.flags & SNAA_WQE_INLINE))
+			w->status = IB_WC_LOC_QP_OP_ERR;
+		return 1;
+	}
 	if (w->wqe.flags & SNAA_WQE_INLINE) {
 		/* inline: SEND and WRITE only, checked by the poster too */
 		if (kind == SNAA_WK_READ || kind == SNAA_WK_ATOMIC ||
@@ -317,14 +336,20 @@ static struct sk_buff *snaa_req_send_write(struct snaa_qp *qp,
 	u32 paylen, pad;
 	struct sk_buff *skb;
 	bool first, last;
+	int opcode;
 	u8 *p;
 
 	paylen = min_t(u64, qp->path_mtu, w->length - r->offset);
 	first = r->offset == 0;
 	last = r->offset + paylen == w->length;
-	op = snaa_opcode_lookup(snaa_req_opcode(tr, w->kind == SNAA_WK_WRITE ?
-						SNAA_OPF_WRITE : SNAA_OPF_SEND,
-						first, last, imm));
+	if (last && w->wqe.opcode == IB_WR_SEND_WITH_INV)	/* RC only */
+		opcode = SNAA_OPCODE_RC | (first ? SNAA_OP_SEND_ONLY_INV :
+						   SNAA_OP_SEND_LAST_INV);
+	else
+		opcode = snaa_req_opcode(tr, w->kind == SNAA_WK_WRITE ?
+					 SNAA_OPF_WRITE : SNAA_OPF_SEND,
+					 first, last, imm);
+	op = snaa_opcode_lookup(opcode);
 	pad = snaa_pad_for(paylen);
 	skb = snaa_skb_alloc(qp->sdev, &qp->av, op->hdr_len + paylen + pad);
 	if (!skb) {
@@ -356,6 +381,8 @@ static struct sk_buff *snaa_req_send_write(struct snaa_qp *qp,
 	if (op->flags & SNAA_OPF_IMMDT)
 		snaa_immdt_set(p + op->immdt_off,
 			       be32_to_cpu((__force __be32)w->wqe.imm_data));
+	if (op->flags & SNAA_OPF_IETH)
+		snaa_ieth_set(p + op->ieth_off, w->wqe.imm_data);
 	*err = snaa_sq_gather(qp, w, p + op->hdr_len, paylen);
 	if (*err) {
 		kfree_skb(skb);
@@ -566,6 +593,21 @@ again:
 			snaa_sq_complete(qp, w->status);
 			*err = -EIO;
 			return NULL;
+		}
+		if (w->kind == SNAA_WK_LOCAL) {
+			/*
+			 * Executed once every older WQE has completed, so
+			 * that a bind or invalidation cannot overtake the
+			 * accesses posted before it (a fence on each).
+			 */
+			if (r->cur != qp->sq.kidx) {
+				r->blocked = true;
+				return NULL;
+			}
+			w->status = snaa_local_op(qp, &w->wqe);
+			if (w->status == IB_WC_SUCCESS)
+				snaa_sq_complete(qp, IB_WC_SUCCESS);
+			continue;
 		}
 		if (rc && !snaa_rc_may_send(qp, w)) {
 			r->blocked = true;
@@ -914,6 +956,11 @@ static int snaa_post_one_send(struct snaa_qp *qp, const struct ib_send_wr *wr)
 	if ((wr->send_flags & IB_SEND_INLINE) &&
 	    (kind == SNAA_WK_READ || kind == SNAA_WK_ATOMIC))
 		return -EINVAL;
+	/* No kernel verb posts a bind; the others carry no data. */
+	if (kind == SNAA_WK_LOCAL &&
+	    (wr->opcode == IB_WR_BIND_MW || wr->num_sge ||
+	     (wr->send_flags & IB_SEND_INLINE)))
+		return -EINVAL;
 
 	sqe = snaa_ring_slot(q, prod);
 	memset(sqe, 0, sizeof(*sqe));
@@ -928,7 +975,14 @@ static int snaa_post_one_send(struct snaa_qp *qp, const struct ib_send_wr *wr)
 	if (wr->opcode == IB_WR_SEND_WITH_IMM ||
 	    wr->opcode == IB_WR_RDMA_WRITE_WITH_IMM)
 		sqe->imm_data = (__force u32)wr->ex.imm_data;
-	if (kind == SNAA_WK_WRITE || kind == SNAA_WK_READ) {
+	if (wr->opcode == IB_WR_SEND_WITH_INV ||
+	    wr->opcode == IB_WR_LOCAL_INV)
+		sqe->imm_data = wr->ex.invalidate_rkey;
+	if (wr->opcode == IB_WR_REG_MR) {
+		sqe->rkey = reg_wr(wr)->mr->lkey;
+		sqe->imm_data = reg_wr(wr)->key;
+		sqe->bind.access = reg_wr(wr)->access;
+	} else if (kind == SNAA_WK_WRITE || kind == SNAA_WK_READ) {
 		sqe->remote_addr = rdma_wr(wr)->remote_addr;
 		sqe->rkey = rdma_wr(wr)->rkey;
 	} else if (kind == SNAA_WK_ATOMIC) {

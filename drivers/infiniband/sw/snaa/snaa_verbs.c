@@ -23,7 +23,10 @@ int snaa_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
 	attr->page_size_cap = PAGE_SIZE;
 	attr->device_cap_flags = IB_DEVICE_PORT_ACTIVE_EVENT |
 				 IB_DEVICE_SYS_IMAGE_GUID |
-				 IB_DEVICE_RC_RNR_NAK_GEN;
+				 IB_DEVICE_RC_RNR_NAK_GEN |
+				 IB_DEVICE_MEM_MGT_EXTENSIONS |
+				 IB_DEVICE_MEM_WINDOW |
+				 IB_DEVICE_MEM_WINDOW_TYPE_2B;
 	/*
 	 * Atomics are atomic instructions on the target memory: atomic
 	 * with respect to this device and to CPUs (snaa_mr_atomic()).
@@ -49,7 +52,8 @@ int snaa_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
 	attr->max_srq = SNAA_MAX_SRQ;
 	attr->max_srq_wr = SNAA_MAX_SRQ_WR;
 	attr->max_srq_sge = SNAA_MAX_SGE;
-	/* Memory windows: not implemented. */
+	attr->max_mw = SNAA_MAX_MW;
+	attr->max_fast_reg_page_list_len = SNAA_MAX_FR_PAGES;
 	return 0;
 }
 
