@@ -27,7 +27,8 @@
  *  5 rd_atomic max_rd_atomic 1 serialises 8 READs; a responder with
  *              max_dest_rd_atomic 1 answers the first of 4 outstanding
  *              READs, then NAKs the next (IBV_WC_REM_INV_REQ_ERR; the
- *              rest is flushed)
+ *              rest is flushed); a SEND with IBV_SEND_FENCE from the
+ *              buffer an RDMA READ fills carries the bytes read
  *  6 atomics   a CPU thread and remote fetch & adds increment the same
  *              counter concurrently: the sum is exact, every remote
  *              result distinct
@@ -106,7 +107,8 @@ static void usage(FILE *f)
 "\n"
 VU_PAIR_USAGE
 "  --cases LIST          comma-separated case numbers (default: all):\n"
-"                        1 matrix, 2 errors, 3 rnr, 4 retry, 5 rd_atomic,\n"
+"                        1 matrix, 2 errors, 3 rnr, 4 retry, 5 rd_atomic\n"
+"                        and fences,\n"
 "                        6 atomics, 7 stream\n"
 "  --mtu BYTES           path MTU (default: the ports' active MTU)\n"
 "  --stream BYTES        bytes case 7 moves (default 64 MiB)\n"
@@ -945,6 +947,50 @@ out:
 	vu_rc.max_dest_rd_atomic = 16;
 }
 
+/*
+ * IBV_SEND_FENCE: a SEND from the buffer an RDMA READ fills waits for the
+ * READ's response, so it carries the bytes read, not what was there.
+ */
+static void case_fence(void)
+{
+	struct ibv_sge rsg, ssg, rcv;
+	struct ibv_send_wr wr = { 0 }, *bad;
+	struct ep a, b;
+	bool ok;
+
+	if (!pair_open(&a, &b, ACCESS)) {
+		vu_report(false, "fence: setup");
+		return;
+	}
+	vu_fill_prng(b.buf.p + SRC_OFF, MIB, 57);
+	rsg = (struct ibv_sge){ (uintptr_t)(a.buf.p + DST_OFF), MIB,
+				a.buf.mr->lkey };
+	ssg = rsg;
+	rcv = (struct ibv_sge){ (uintptr_t)(b.buf.p + DST_OFF), MIB,
+				b.buf.mr->lkey };
+	ok = !post_recv(&b, 0x70, &rcv, 1) &&
+	     !post_send(&a, IBV_WR_RDMA_READ, 0x71, &rsg, 1,
+			(uintptr_t)(b.buf.p + SRC_OFF), b.buf.mr->rkey, 0);
+	wr = (struct ibv_send_wr){
+		.wr_id = 0x72, .sg_list = &ssg, .num_sge = 1,
+		.opcode = IBV_WR_SEND,
+		.send_flags = IBV_SEND_SIGNALED | IBV_SEND_FENCE,
+	};
+	ok = ok && !ibv_post_send(a.qp, &wr, &bad) &&
+	     expect_wc("READ", a.scq, 0x71, IBV_WC_SUCCESS, IBV_WC_RDMA_READ,
+		       MIB, NULL) &&
+	     expect_wc("fenced SEND", a.scq, 0x72, IBV_WC_SUCCESS,
+		       IBV_WC_SEND, MIB, NULL) &&
+	     expect_wc("receive", b.rcq, 0x70, IBV_WC_SUCCESS, IBV_WC_RECV,
+		       MIB, NULL) &&
+	     vu_bytes_eq("received", b.buf.p + DST_OFF, b.buf.p + SRC_OFF,
+			 MIB, 0);
+	vu_report(ok, "fence: a SEND with IBV_SEND_FENCE from the buffer a "
+		  "1 MiB RDMA READ fills carries the bytes read");
+	ep_close(&a);
+	ep_close(&b);
+}
+
 /* ---- case 6: atomics under contention ------------------------------------------ */
 
 #define ATOMIC_N	4000
@@ -1316,8 +1362,10 @@ int main(int argc, char **argv)
 		case_rnr();
 	if (opt.run[4])
 		case_retry();
-	if (opt.run[5])
+	if (opt.run[5]) {
 		case_rd_atomic();
+		case_fence();
+	}
 	if (opt.run[6])
 		case_atomics();
 	if (opt.run[7])
