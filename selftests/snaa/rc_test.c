@@ -32,6 +32,11 @@
  *  6 atomics   a CPU thread and remote fetch & adds increment the same
  *              counter concurrently: the sum is exact, every remote
  *              result distinct
+ *  8 loss      packets lost at fixed places (snaa's debugfs tx_fault_skip
+ *              and tx_fault_drop): A's last WRITE packet, B's ACK, a
+ *              middle packet; every retransmission, timeout, NAK,
+ *              duplicate and gap drop counted as predicted (where timing
+ *              decides a number, the relation between the counters)
  *  7 stream    --stream BYTES (default 64 MiB) of SEND, WRITE WITH IMM and
  *              READ messages of random sizes, 16 outstanding, each checked;
  *              every WR completes exactly once, in order
@@ -56,6 +61,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <infiniband/verbs.h>
 
@@ -74,7 +80,7 @@
 			 IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC)
 #define QP_WR		64
 #define CQ_DEPTH	256
-#define NCASES		7
+#define NCASES		8
 
 static struct {
 	struct vu_dev a, b;
@@ -109,7 +115,7 @@ VU_PAIR_USAGE
 "  --cases LIST          comma-separated case numbers (default: all):\n"
 "                        1 matrix, 2 errors, 3 rnr, 4 retry, 5 rd_atomic\n"
 "                        and fences,\n"
-"                        6 atomics, 7 stream\n"
+"                        6 atomics, 7 stream, 8 fixed loss (snaa only)\n"
 "  --mtu BYTES           path MTU (default: the ports' active MTU)\n"
 "  --stream BYTES        bytes case 7 moves (default 64 MiB)\n"
 "  --expect-peer-loss    case 7: device B goes away during the stream;\n"
@@ -1319,6 +1325,178 @@ static void case_stream(void)
 	ep_close(&b);
 }
 
+/* ---- case 8: losses at fixed places ------------------------------------------- */
+
+#define LOSS_PKTS	32
+
+/* Arm @d's transmit fault injection: send @skip packets, lose @drop. */
+static bool fault_arm(const struct vu_dev *d, int skip, int drop)
+{
+	static const char *const file[] = { "tx_fault_skip", "tx_fault_drop" };
+	int val[] = { skip, drop }, i;
+	char path[256];
+	FILE *f;
+
+	for (i = 0; i < 2; i++) {
+		snprintf(path, sizeof(path), "/sys/kernel/debug/snaa/%s/%s",
+			 d->name, file[i]);
+		f = fopen(path, "w");
+		if (!f || fprintf(f, "%d\n", val[i]) < 0 || fclose(f)) {
+			vu_diag("cannot write %d to %s: %s", val[i], path,
+				strerror(errno));
+			return false;
+		}
+	}
+	return true;
+}
+
+enum { LC_A_RETRANS, LC_A_TIMEOUTS, LC_A_NAKS_RCVD, LC_A_FAULTS,
+       LC_B_GAP, LC_B_NAKS_SENT, LC_B_DUPS, LC_B_FAULTS, LC_NUM };
+
+static const struct {
+	char dev;
+	const char *name;
+} loss_cnt[LC_NUM] = {
+	{ 'A', "rc_retransmits" }, { 'A', "rc_timeouts" },
+	{ 'A', "rc_seq_naks_rcvd" }, { 'A', "tx_fault_drops" },
+	{ 'B', "drop_psn_gap" }, { 'B', "rc_seq_naks_sent" },
+	{ 'B', "rc_duplicate_requests" }, { 'B', "tx_fault_drops" },
+};
+
+static void loss_read(long long c[LC_NUM])
+{
+	int i;
+
+	for (i = 0; i < LC_NUM; i++)
+		c[i] = vu_read_counter(loss_cnt[i].dev == 'A' ? opt.a.name :
+				       opt.b.name, loss_cnt[i].name);
+}
+
+/*
+ * One RDMA WRITE of LOSS_PKTS packets A -> B with the faults armed;
+ * fills @d with the counter deltas.  False if the WRITE went wrong.
+ */
+static bool loss_write(struct ep *a, struct ep *b, int a_skip, int a_drop,
+		       int b_skip, int b_drop, long long d[LC_NUM])
+{
+	uint32_t len = LOSS_PKTS * vu_mtu_bytes(g_mtu);
+	static uint64_t seed = 800;
+	long long c0[LC_NUM], c1[LC_NUM];
+	struct ibv_sge sg;
+	bool ok;
+	int i;
+
+	vu_fill_prng(a->buf.p + SRC_OFF, len, ++seed);
+	memset(b->buf.p + DST_OFF, POISON, len);
+	sg = (struct ibv_sge){ (uintptr_t)(a->buf.p + SRC_OFF), len,
+			       a->buf.mr->lkey };
+	loss_read(c0);
+	ok = fault_arm(&opt.a, a_skip, a_drop) &&
+	     fault_arm(&opt.b, b_skip, b_drop) &&
+	     !post_send(a, IBV_WR_RDMA_WRITE, 0x80 + seed, &sg, 1,
+			(uintptr_t)(b->buf.p + DST_OFF), b->buf.mr->rkey, 0) &&
+	     expect_wc("WRITE", a->scq, 0x80 + seed, IBV_WC_SUCCESS,
+		       IBV_WC_RDMA_WRITE, len, NULL) &&
+	     vu_bytes_eq("written", b->buf.p + DST_OFF, a->buf.p + SRC_OFF,
+			 len, 0);
+	/* late ACKs of duplicates must not move anything after this */
+	nanosleep(&(struct timespec){ 0, 200 * 1000 * 1000 }, NULL);
+	loss_read(c1);
+	fault_arm(&opt.a, 0, 0);
+	fault_arm(&opt.b, 0, 0);
+	for (i = 0; i < LC_NUM; i++) {
+		if (c0[i] < 0 || c1[i] < 0)
+			ok = false;
+		d[i] = c1[i] - c0[i];
+	}
+	return ok;
+}
+
+/* The deltas @d are @want (-1: not checked); say which differ. */
+static bool loss_expect(const long long d[LC_NUM], const long long want[LC_NUM])
+{
+	bool ok = true;
+	int i;
+
+	for (i = 0; i < LC_NUM; i++) {
+		if (want[i] < 0 || d[i] == want[i])
+			continue;
+		vu_diag("%c's %s moved by %lld, expected %lld",
+			loss_cnt[i].dev, loss_cnt[i].name, d[i], want[i]);
+		ok = false;
+	}
+	return ok;
+}
+
+static void case_loss(void)
+{
+	long long d[LC_NUM];
+	struct ep a, b;
+	bool ok;
+
+	printf("# case 8: losses at fixed places\n");
+	if (a_is_rxe || b_is_rxe) {
+		vu_report(true, "loss: # SKIP needs two snaa devices (debugfs "
+			  "fault injection)");
+		return;
+	}
+	if (!pair_open(&a, &b, ACCESS)) {
+		vu_report(false, "loss: setup");
+		return;
+	}
+	/*
+	 * The last packet carries the only AckReq: nothing is ACKed, the
+	 * local ACK timer fires and the requester goes back to the first
+	 * packet; B sees the 31 others again.
+	 */
+	ok = loss_write(&a, &b, LOSS_PKTS - 1, 1, 0, 0, d) &&
+	     loss_expect(d, (long long[LC_NUM]){
+		     [LC_A_RETRANS] = LOSS_PKTS, [LC_A_TIMEOUTS] = 1,
+		     [LC_A_NAKS_RCVD] = 0, [LC_A_FAULTS] = 1, [LC_B_GAP] = 0,
+		     [LC_B_NAKS_SENT] = 0, [LC_B_DUPS] = LOSS_PKTS - 1,
+		     [LC_B_FAULTS] = 0 });
+	vu_report(ok, "loss: A's last packet of a %d-packet WRITE lost: 1 "
+		  "timeout, %d retransmissions, B counts %d duplicates, no "
+		  "NAK, data exact", LOSS_PKTS, LOSS_PKTS, LOSS_PKTS - 1);
+
+	/*
+	 * B's one ACK is lost: the timer fires and A goes back to the
+	 * first packet, which B, having everything, answers with an ACK
+	 * of all; A stops when that ACK comes, so how many went again
+	 * depends on timing, but each was a duplicate at B.
+	 */
+	ok = loss_write(&a, &b, 0, 0, 0, 1, d) &&
+	     loss_expect(d, (long long[LC_NUM]){
+		     [LC_A_RETRANS] = -1, [LC_A_TIMEOUTS] = 1,
+		     [LC_A_NAKS_RCVD] = 0, [LC_A_FAULTS] = 0, [LC_B_GAP] = 0,
+		     [LC_B_NAKS_SENT] = 0, [LC_B_DUPS] = d[LC_A_RETRANS],
+		     [LC_B_FAULTS] = 1 }) &&
+	     d[LC_A_RETRANS] >= 1 && d[LC_A_RETRANS] <= LOSS_PKTS;
+	vu_report(ok, "loss: B's ACK of a %d-packet WRITE lost: 1 timeout, "
+		  "A sends %lld again from the first until B's ACK of all "
+		  "comes, each a duplicate at B, no NAK, data exact",
+		  LOSS_PKTS, d[LC_A_RETRANS]);
+
+	/*
+	 * The 6th packet is lost: B NAKs the gap once and drops what
+	 * follows until the 6th comes again; A goes back to it on the
+	 * NAK.  How many packets A sent before the NAK arrived depends on
+	 * timing, but A retransmits exactly those B dropped, and the 6th.
+	 */
+	ok = loss_write(&a, &b, 5, 1, 0, 0, d) &&
+	     loss_expect(d, (long long[LC_NUM]){
+		     [LC_A_RETRANS] = d[LC_B_GAP] + 1, [LC_A_TIMEOUTS] = 0,
+		     [LC_A_NAKS_RCVD] = 1, [LC_A_FAULTS] = 1,
+		     [LC_B_GAP] = -1, [LC_B_NAKS_SENT] = 1, [LC_B_DUPS] = 0,
+		     [LC_B_FAULTS] = 0 });
+	vu_report(ok, "loss: A's 6th packet of %d lost: B NAKs once and drops "
+		  "%lld behind the gap, A retransmits %lld (those and the "
+		  "6th), no timeout, data exact", LOSS_PKTS, d[LC_B_GAP],
+		  d[LC_A_RETRANS]);
+	ep_close(&a);
+	ep_close(&b);
+}
+
 int main(int argc, char **argv)
 {
 	struct ibv_device **list;
@@ -1370,6 +1548,8 @@ int main(int argc, char **argv)
 		case_atomics();
 	if (opt.run[7])
 		case_stream();
+	if (opt.run[8])
+		case_loss();
 
 	ret = vu_ktap_finish(t0);
 	vu_dev_close(&opt.a);

@@ -94,6 +94,9 @@ struct snaa_dev {
 	atomic_t wcu_fault_next;	/* into the next N frames */
 	u32 wcu_fault_every;		/* into one frame in K */
 	atomic_t wcu_fault_seq;		/* frames seen, for @wcu_fault_every */
+	/* Transmit fault injection (debugfs, snaa_net.c) */
+	atomic_t tx_fault_skip;		/* packets to send before dropping */
+	atomic_t tx_fault_drop;		/* packets to drop then */
 };
 
 /* Counters in rdma_hw_stats order (snaa_stats.c has the names). */
@@ -160,6 +163,7 @@ enum snaa_counter {
 	SNAA_CNT_WCU_NACK_LAST = SNAA_CNT_WCU_NACK_FIRST +
 				 SNAA_WCUBUF_EV_NUM - 1,
 	SNAA_CNT_WCU_ACK_DROPS,		/* ACK/NACK not sent: no memory, state */
+	SNAA_CNT_TX_FAULT_DROPS,	/* dropped by debugfs tx_fault_drop */
 	SNAA_CNT_NR
 };
 
@@ -859,6 +863,7 @@ enum snaa_counter snaa_wcubuf_rcv(struct snaa_qp *qp,
 void snaa_wcubuf_bad_packet(struct snaa_qp *qp, u32 psn, u32 len);
 void snaa_wcubuf_tx(struct snaa_qp *qp);
 void snaa_wcubuf_debugfs_init(struct snaa_dev *sdev);
+void snaa_net_debugfs_init(struct snaa_dev *sdev);
 
 /* snaa_stats.c */
 struct rdma_hw_stats *snaa_alloc_hw_port_stats(struct ib_device *ibdev,

@@ -232,6 +232,7 @@ static int snaa_newlink(const char *ibdev_name, struct net_device *ndev)
 	sdev->debugfs = debugfs_create_dir(dev_name(&ibdev->dev),
 					   snaa_debugfs_root);
 	snaa_wcubuf_debugfs_init(sdev);
+	snaa_net_debugfs_init(sdev);
 
 	/*
 	 * The netdev may have started unregistering while the device was

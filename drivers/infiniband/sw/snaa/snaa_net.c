@@ -13,6 +13,7 @@
  */
 
 #include <linux/crc32.h>
+#include <linux/debugfs.h>
 #include <linux/if_packet.h>
 #include <linux/ip.h>
 #include <linux/ipv6.h>
@@ -923,6 +924,34 @@ static void snaa_icrc_fill(struct sk_buff *skb, bool is_v6)
 					      bth, icrc - bth));
 }
 
+/*
+ * Transmit fault injection, for tests that need a loss pattern they can
+ * predict to the packet: snaa/<device>/tx_fault_skip (N) and
+ * tx_fault_drop (M) in debugfs make the device send N more packets,
+ * then lose the M after them as a network would (counted in
+ * tx_fault_drops; the sender sees success).  Every packet the device
+ * sends counts: requests, ACKs, responses, looped back or not.
+ */
+void snaa_net_debugfs_init(struct snaa_dev *sdev)
+{
+	debugfs_create_atomic_t("tx_fault_skip", 0600, sdev->debugfs,
+				&sdev->tx_fault_skip);
+	debugfs_create_atomic_t("tx_fault_drop", 0600, sdev->debugfs,
+				&sdev->tx_fault_drop);
+}
+
+static bool snaa_tx_fault(struct snaa_dev *sdev)
+{
+	if (likely(!atomic_read(&sdev->tx_fault_drop)))
+		return false;
+	if (atomic_dec_if_positive(&sdev->tx_fault_skip) >= 0)
+		return false;
+	if (atomic_dec_if_positive(&sdev->tx_fault_drop) < 0)
+		return false;
+	snaa_count(sdev, SNAA_CNT_TX_FAULT_DROPS, 1);
+	return true;
+}
+
 /**
  * snaa_xmit() - send one RoCEv2 packet
  * @sdev: the sending device
@@ -956,6 +985,10 @@ int snaa_xmit(struct snaa_dev *sdev, struct snaa_av *av, struct sk_buff *skb)
 	struct dst_entry *dst;
 	int err;
 
+	if (unlikely(snaa_tx_fault(sdev))) {
+		consume_skb(skb);
+		return 0;
+	}
 	if (unlikely(!av->valid)) {
 		err = -EINVAL;
 		goto drop;
