@@ -7,7 +7,7 @@
  * may rely on (IBA chapters 10 and 11, Documentation/verbs.rst):
  *
  *  1 objects    argument checks of ibv_reg_mr, ibv_create_qp (RC and UD
- *               created, RAW_PACKET refused; limits: 16 SGEs, 256 bytes
+ *               created, RAW_PACKET refused; limits: 32 SGEs, 256 bytes
  *               inline), ibv_create_cq (1..65536 CQEs); lkey == rkey;
  *               granted caps >= requested
  *  2 states     the QP state machine with the attribute masks the IBA
@@ -93,7 +93,7 @@
 #define RC_ACCESS	(QP_ACCESS | IBV_ACCESS_REMOTE_READ)
 
 /* documented limits (Documentation/verbs.rst, snaa-abi.h) */
-#define LIM_SGE		16
+#define LIM_SGE		32
 #define LIM_INLINE	256
 #define LIM_CQE		65536
 #define LIM_RD_ATOMIC	16
@@ -837,7 +837,7 @@ static void case_objects(struct vu_dev *d)
 	qp = try_qp(d, cq, IBV_QPT_UC, &c, &g, &err);
 	ok = true;
 	if (!qp) {
-		vu_diag("ibv_create_qp(UC, 16 SGEs, 256 inline) failed: %s",
+		vu_diag("ibv_create_qp(UC, 32 SGEs, 256 inline) failed: %s",
 			vu_errno_str(err));
 		ok = false;
 	} else {
@@ -2400,7 +2400,7 @@ static void hardening_attrs(struct vu_dev *d)
 	     eq("max_srq_sge", a.max_srq_sge, LIM_SGE) &&
 	     eq("max_mw", a.max_mw, LIM_MW);
 	vu_report(ok, "hardening: ibv_query_device reports the limits the "
-		  "driver enforces (16 SGEs also for RDMA READ and SRQs, 16 "
+		  "driver enforces (32 SGEs also for RDMA READ and SRQs, 16 "
 		  "READ/atomic requests per QP, HCA atomics, 16384 SRQs of "
 		  "16384 WRs, 65536 MWs, 65536 CQEs)");
 }

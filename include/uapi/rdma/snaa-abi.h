@@ -67,8 +67,11 @@
  */
 #define SNAA_MODALIAS		"platform:snaa"
 
-/* Largest number of scatter/gather elements in one work request. */
-#define SNAA_MAX_SGE		16
+/*
+ * Largest number of scatter/gather elements in one work request: 32, as
+ * rdma_rxe (the public NAAICE library asks for 32).
+ */
+#define SNAA_MAX_SGE		32
 
 /* Ring header. */
 #define SNAA_RING_F_IDLE	(1U << 0)	/* SQ: kernel stopped, ring bell */

@@ -44,7 +44,7 @@
 #define SNAA_MAX_SRQ_WR		16384
 #define SNAA_MAX_MR_SIZE	(1ULL << 40)
 #define SNAA_MAX_MSG_SIZE	(1U << 31)
-#define SNAA_MAX_INLINE		(SNAA_MAX_SGE * sizeof(struct snaa_sge))
+#define SNAA_MAX_INLINE		256
 /* RDMA READ and atomic requests outstanding per QP, each direction. */
 #define SNAA_MAX_RD_ATOMIC	16
 /*
