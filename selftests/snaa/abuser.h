@@ -38,8 +38,8 @@
 #define NQP		12
 #define NAH		6
 #define NALIAS		16
-#define MAX_SGE_ARR	32		/* sg_list arrays: more than any max */
-#define SNAA_SGE_MAX	16
+#define MAX_SGE_ARR	(2 * SNAA_MAX_SGE)	/* sg_list arrays: more than any max */
+#define SNAA_SGE_MAX	SNAA_MAX_SGE	/* snaa-abi.h */
 #define SNAA_INLINE_MAX	256
 #define SNAA_WR_MAX	16384
 #define SNAA_CQE_MAX	65536

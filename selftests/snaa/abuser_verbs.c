@@ -735,7 +735,7 @@ void act_create_qp(struct actx *c)
 		0, 1, 2, 3, 64, 255, 256, SNAA_WR_MAX, SNAA_WR_MAX + 1,
 		0xffffffff,
 	};
-	static const uint32_t sges[] = { 0, 1, 15, 16, 17, 255 };
+	static const uint32_t sges[] = { 0, 1, 31, 32, 33, 255 };
 	static const uint32_t inls[] = {
 		0, 1, 64, 255, 256, 257, 4096, 0xffffffff,
 	};
