@@ -817,12 +817,12 @@ static void case_objects(struct vu_dev *d)
 	c = base;
 	c.max_send_sge = LIM_SGE + 1;
 	refuse_qp(d, cq, IBV_QPT_UC, &c, EINVAL,
-		  "ibv_create_qp(UC, max_send_sge 17)", "UC QP with "
+		  "ibv_create_qp(UC, max_send_sge 33)", "UC QP with "
 		  "max_send_sge %d fails with EINVAL", LIM_SGE + 1);
 	c = base;
 	c.max_recv_sge = LIM_SGE + 1;
 	refuse_qp(d, cq, IBV_QPT_UC, &c, EINVAL,
-		  "ibv_create_qp(UC, max_recv_sge 17)", "UC QP with "
+		  "ibv_create_qp(UC, max_recv_sge 33)", "UC QP with "
 		  "max_recv_sge %d fails with EINVAL", LIM_SGE + 1);
 	c = base;
 	c.max_inline_data = LIM_INLINE + 1;
