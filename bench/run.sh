@@ -284,9 +284,15 @@ listening() {
 # profile_report TITLE FILE: perf report of FILE as a raw block.
 profile_report() {
 	[ -s "$2" ] || return 0
+	# call graphs if recorded (-g in SNAA_BENCH_PROFILE_ARGS), else a
+	# flat list of where the time went
+	case " $PROFILE_ARGS " in
+	*" -g "*) pr_graph="-g caller,0.5,callee,function,percent" ;;
+	*) pr_graph="" ;;
+	esac
+	# shellcheck disable=SC2086 # pr_graph is a list
 	perf report -i "$2" --stdio --no-children --sort comm,dso,sym \
-		--percent-limit 0.5 -g caller,0.5,callee,function,percent \
-		>"$2.txt" 2>&1
+		--percent-limit 0.3 $pr_graph >"$2.txt" 2>&1
 	grep -v -e '^$' -e '^#$' -e 'Tip:' "$2.txt" | head -n 250 >"$2.top"
 	raw "perf report: $1" "$2.top"
 	rm -f "$2" "$2.txt" "$2.top"

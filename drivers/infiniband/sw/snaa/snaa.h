@@ -450,7 +450,22 @@ struct snaa_req {
 	u32 since_ackreq;		/* packets sent since the last AckReq */
 	unsigned int rd_atomic;		/* READ/atomic WQEs in [kidx, cur) */
 	bool rnr_wait;			/* RNR NAK: wait for the RNR timer */
-	bool blocked;			/* waits for ACKs: wake it on one */
+	u8 blocked;			/* enum snaa_req_wait: what wakes it */
+	u32 wake_psn;			/* SNAA_REQ_WAIT_PSN: for comp.psn */
+};
+
+/*
+ * What a blocked RC requester waits for (snaa_req.blocked), so that the
+ * completer wakes it only when it can go on: a READ's responses move
+ * the acknowledged PSN packet by packet, but free a READ/atomic slot
+ * only with the last one.
+ */
+enum snaa_req_wait {
+	SNAA_REQ_RUNS,			/* not blocked */
+	SNAA_REQ_WAIT_PSN,		/* the window: comp.psn at wake_psn */
+	SNAA_REQ_WAIT_WQE,		/* a fence, a READ/atomic slot or a
+					 * local operation: the oldest WQE
+					 * completing */
 };
 
 /* RC completer state, under snaa_qp.sq_lock. */

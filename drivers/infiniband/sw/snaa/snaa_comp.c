@@ -405,10 +405,11 @@ enum snaa_counter snaa_comp_rcv(struct snaa_qp *qp, const struct snaa_pkt *pkt,
 	 * Wake the requester if it waits for what just happened (the
 	 * window, a READ/atomic slot, a fence) or must go back (a rewind).
 	 */
-	if ((qp->req.blocked &&
-	     (qp->sq.kidx != kidx || qp->comp.psn != cpsn)) ||
+	if ((qp->req.blocked && qp->sq.kidx != kidx) ||
+	    (qp->req.blocked == SNAA_REQ_WAIT_PSN && qp->comp.psn != cpsn &&
+	     snaa_psn_diff(qp->comp.psn, qp->req.wake_psn) >= 0) ||
 	    qp->req.cur != cur) {
-		qp->req.blocked = false;
+		qp->req.blocked = SNAA_REQ_RUNS;
 		snaa_sq_schedule(qp);
 	}
 	return drop;

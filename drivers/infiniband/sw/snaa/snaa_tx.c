@@ -527,23 +527,35 @@ static struct sk_buff *snaa_req_ud(struct snaa_qp *qp, struct snaa_swqe *w,
 	return skb;
 }
 
-/* May RC send from req.cur now, or must it wait for ACKs? */
-static bool snaa_rc_may_send(struct snaa_qp *qp, struct snaa_swqe *w)
+/*
+ * May RC send from req.cur now?  Return SNAA_REQ_RUNS, or what it must
+ * wait for (enum snaa_req_wait; the RNR timer wakes it by itself).
+ */
+static u8 snaa_rc_may_send(struct snaa_qp *qp, struct snaa_swqe *w)
 {
 	struct snaa_req *r = &qp->req;
 
-	if (r->rnr_wait)
-		return false;
-	if (snaa_psn_diff(r->psn, qp->comp.psn) >= SNAA_RC_WINDOW)
-		return false;
+	if (r->rnr_wait) {
+		r->wake_psn = snaa_psn_add(qp->comp.psn, 1);
+		return SNAA_REQ_WAIT_PSN;
+	}
+	if (snaa_psn_diff(r->psn, qp->comp.psn) >= SNAA_RC_WINDOW) {
+		/*
+		 * Until the oldest PSN in the window is acknowledged: not
+		 * at each of a long READ's responses, only at the one that
+		 * makes room.
+		 */
+		r->wake_psn = snaa_psn_add(r->psn, 1 - SNAA_RC_WINDOW);
+		return SNAA_REQ_WAIT_PSN;
+	}
 	if (r->offset)
-		return true;	/* a message already started */
+		return SNAA_REQ_RUNS;	/* a message already started */
 	if ((w->wqe.flags & SNAA_WQE_FENCE) && r->rd_atomic)
-		return false;
+		return SNAA_REQ_WAIT_WQE;
 	if ((w->kind == SNAA_WK_READ || w->kind == SNAA_WK_ATOMIC) &&
 	    r->rd_atomic >= max_t(u8, qp->max_rd_atomic, 1))
-		return false;
-	return true;
+		return SNAA_REQ_WAIT_WQE;
+	return SNAA_REQ_RUNS;
 }
 
 /**
@@ -601,7 +613,7 @@ again:
 			 * accesses posted before it (a fence on each).
 			 */
 			if (r->cur != qp->sq.kidx) {
-				r->blocked = true;
+				r->blocked = SNAA_REQ_WAIT_WQE;
 				return NULL;
 			}
 			w->status = snaa_local_op(qp, &w->wqe);
@@ -609,9 +621,10 @@ again:
 				snaa_sq_complete(qp, IB_WC_SUCCESS);
 			continue;
 		}
-		if (rc && !snaa_rc_may_send(qp, w)) {
-			r->blocked = true;
-			return NULL;
+		if (rc) {
+			r->blocked = snaa_rc_may_send(qp, w);
+			if (r->blocked)
+				return NULL;
 		}
 		if (r->offset == 0 && (w->kind == SNAA_WK_READ ||
 				       w->kind == SNAA_WK_ATOMIC) &&
