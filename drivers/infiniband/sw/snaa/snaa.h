@@ -841,6 +841,7 @@ void snaa_resp_reset(struct snaa_qp *qp);
 enum snaa_counter snaa_resp_rcv(struct snaa_qp *qp, const struct snaa_pkt *pkt,
 				struct sk_buff *skb);
 int snaa_resp_tx(struct snaa_qp *qp, int budget);
+bool snaa_resp_due(struct snaa_qp *qp, const struct snaa_pkt *pkt);
 bool snaa_resp_pending(struct snaa_qp *qp);
 
 /* snaa_rx.c */

@@ -380,6 +380,27 @@ static struct sk_buff *snaa_resp_next(struct snaa_qp *qp)
 }
 
 /**
+ * snaa_resp_due() - must the receive path send responses after @pkt?
+ * @qp: the QP
+ * @pkt: the request just received
+ *
+ * Only if it made an ACK, a NAK or a READ/atomic response due.  Responses
+ * due before have a context sending them: the one holding recv.tx_owner,
+ * which looks again before it stops, or the work item it scheduled.  So
+ * the common RC packet, one without AckReq, costs no second lock and no
+ * scan of the responder resources.
+ *
+ * Context: qp->rq_lock held.
+ */
+bool snaa_resp_due(struct snaa_qp *qp, const struct snaa_pkt *pkt)
+{
+	lockdep_assert_held(&qp->rq_lock);
+	return qp->ibqp.qp_type == IB_QPT_RC &&
+	       (qp->recv.ack_pending || qp->recv.nak_pending ||
+		(pkt->op->flags & (SNAA_OPF_READ | SNAA_OPF_ATOMIC)));
+}
+
+/**
  * snaa_resp_pending() - has an RC QP responses to send?
  * @qp: the QP
  *

@@ -108,16 +108,19 @@ void snaa_rcv(struct snaa_dev *sdev, struct sk_buff *skb)
 			drop = snaa_comp_rcv(qp, &pkt, skb);
 		spin_unlock(&qp->sq_lock);
 	} else {
+		bool tx;
+
 		spin_lock(&qp->rq_lock);
 		drop = snaa_rcv_check(qp, &pkt, skb);
 		if (!drop)
 			drop = qp->wcu ? snaa_wcubuf_rcv(qp, &pkt, skb) :
 					 snaa_resp_rcv(qp, &pkt, skb);
+		tx = snaa_resp_due(qp, &pkt);
 		spin_unlock(&qp->rq_lock);
 		/* ACKs and short responses leave right away. */
 		if (qp->wcu)
 			snaa_wcubuf_tx(qp);
-		else
+		else if (tx)
 			snaa_resp_tx(qp, 16);
 	}
 	snaa_qp_upcalls(qp);
