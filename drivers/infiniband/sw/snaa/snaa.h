@@ -463,9 +463,8 @@ struct snaa_req {
 enum snaa_req_wait {
 	SNAA_REQ_RUNS,			/* not blocked */
 	SNAA_REQ_WAIT_PSN,		/* the window: comp.psn at wake_psn */
-	SNAA_REQ_WAIT_WQE,		/* a fence, a READ/atomic slot or a
-					 * local operation: the oldest WQE
-					 * completing */
+	/* a fence, a READ/atomic slot, a local operation: the oldest WQE */
+	SNAA_REQ_WAIT_WQE,
 };
 
 /* RC completer state, under snaa_qp.sq_lock. */
