@@ -21,7 +21,8 @@
 #            veth ends: loss 1 % and 5 %, reordering, duplication 5 %,
 #            corruption 0.5 %): the 64 MiB stream arrives exact, every
 #            WR completes once, and the retransmit, duplicate and drop
-#            counters move as the impairment predicts
+#            counters move as the impairment predicts; and the error
+#            cases with every packet 5 ms late
 #
 # Output: one KTAP document per run, preceded by a "# ==== ..." line.
 # Exit status: 0 iff every run passed, 1 otherwise, 2 usage error, 4
@@ -179,6 +180,20 @@ rc_netem_run() {
 	ip netns exec "$NS_B" tc qdisc del dev veth1 root 2>/dev/null
 }
 
+# rc_netem_errors: the error cases (2) with every packet 5 ms late, so
+# that ACKs come back while the requester works on the WRs behind (on a
+# bare veth they are back before it looks at the next WR).
+rc_netem_errors() {
+	ip netns exec "$NS_A" tc qdisc add dev veth0 root netem delay 5ms &&
+	ip netns exec "$NS_B" tc qdisc add dev veth1 root netem delay 5ms ||
+		{ snaa_runs_failed=$((snaa_runs_failed + 1)); return; }
+	# shellcheck disable=SC2086 # RC_QUICK_ARGS is a list
+	snaa_run 900 "errors, delay 5 ms" "$RC_TEST" --dev-a "$DEV_A" \
+		--dev-b "$DEV_B" --cases 2 $RC_QUICK_ARGS
+	ip netns exec "$NS_A" tc qdisc del dev veth0 root 2>/dev/null
+	ip netns exec "$NS_B" tc qdisc del dev veth1 root 2>/dev/null
+}
+
 # rc_snaa_more: IPv6, loopback and path MTU 1024.
 rc_snaa_more() {
 	snaa_run 300 "$DEV_A<->$DEV_B IPv6" "$RC_TEST" \
@@ -259,6 +274,7 @@ rc_main() {
 		rc_netem_run "reorder" "delay 5ms reorder 25% 50%" any
 		rc_netem_run "duplicate 5%" "duplicate 5%" duplicates
 		rc_netem_run "corrupt 0.5%" "corrupt 0.5%" icrc
+		rc_netem_errors
 		"cleanup_$setup"
 		;;
 	esac

@@ -18,7 +18,8 @@
  *              REMOTE_WRITE on the QP), invalid request (SEND longer than
  *              the receive WR, misaligned atomic), remote operational
  *              error (receive WR with a bad lkey), local protection (bad
- *              lkey, READ into memory without LOCAL_WRITE): the statuses
+ *              lkey, READ into memory without LOCAL_WRITE, alone and
+ *              behind a WRITE awaiting its ACK): the statuses
  *              the IBA defines, the WR behind flushed, both QPs' states
  *  3 rnr       no receive WR: rnr_retry 7 waits until one is posted;
  *              rnr_retry 1 gives IBV_WC_RNR_RETRY_EXC_ERR
@@ -718,30 +719,44 @@ static void case_errors(void)
 		   false, 0, false, IBV_WC_LOC_PROT_ERR, 0, IBV_QPS_RTS);
 }
 
-/* A READ into local memory registered without LOCAL_WRITE. */
-static void case_read_local_prot(void)
+/*
+ * A READ into local memory registered without LOCAL_WRITE; with @behind,
+ * posted behind a 1 MiB WRITE still waiting for its ACK, so that its
+ * error completion waits for the WRITE's.
+ */
+static void case_read_local_prot(bool behind)
 {
+	const char *what = behind ? " behind a 1 MiB WRITE" : "";
+	struct ibv_sge sg, wsg;
 	struct ibv_mr *ro;
-	struct ibv_sge sg;
 	struct ep a, b;
 	bool ok;
 
 	if (!pair_open(&a, &b, ACCESS)) {
-		vu_report(false, "errors: READ into read-only memory: setup");
+		vu_report(false, "errors: READ into read-only memory%s: setup",
+			  what);
 		return;
 	}
 	ro = ibv_reg_mr(opt.a.pd, a.buf.p + DST_OFF, 4096, 0);
 	sg = (struct ibv_sge){ (uintptr_t)(a.buf.p + DST_OFF), 64,
 			       ro ? ro->lkey : 0 };
-	ok = ro && !post_send(&a, IBV_WR_RDMA_READ, 0xa3, &sg, 1,
-			      (uintptr_t)(b.buf.p + SRC_OFF), b.buf.mr->rkey,
-			      0) &&
+	wsg = (struct ibv_sge){ (uintptr_t)(a.buf.p + SRC_OFF), 1 << 20,
+				a.buf.mr->lkey };
+	ok = ro &&
+	     (!behind || !post_send(&a, IBV_WR_RDMA_WRITE, 0xa4, &wsg, 1,
+				    (uintptr_t)(b.buf.p + DST_OFF),
+				    b.buf.mr->rkey, 0)) &&
+	     !post_send(&a, IBV_WR_RDMA_READ, 0xa3, &sg, 1,
+			(uintptr_t)(b.buf.p + SRC_OFF), b.buf.mr->rkey, 0) &&
+	     (!behind || expect_wc("A's WRITE", a.scq, 0xa4, IBV_WC_SUCCESS,
+				   IBV_WC_RDMA_WRITE, -1, NULL)) &&
 	     expect_wc("A's READ", a.scq, 0xa3, IBV_WC_LOC_PROT_ERR, -1, -1,
 		       NULL) &&
 	     expect_state("A", a.qp, IBV_QPS_ERR) &&
 	     expect_state("B", b.qp, IBV_QPS_RTS);
-	vu_report(ok, "errors: RDMA READ into memory without LOCAL_WRITE: "
-		  "A IBV_WC_LOC_PROT_ERR, A in ERR, B in RTS");
+	vu_report(ok, "errors: RDMA READ into memory without LOCAL_WRITE%s: "
+		  "%sA IBV_WC_LOC_PROT_ERR, A in ERR, B in RTS", what,
+		  behind ? "the WRITE completes, then " : "");
 	if (ro)
 		ibv_dereg_mr(ro);
 	ep_close(&a);
@@ -1534,7 +1549,8 @@ int main(int argc, char **argv)
 		case_matrix();
 	if (opt.run[2]) {
 		case_errors();
-		case_read_local_prot();
+		case_read_local_prot(false);
+		case_read_local_prot(true);
 	}
 	if (opt.run[3])
 		case_rnr();

@@ -600,8 +600,10 @@ again:
 		w = snaa_swqe(qp, r->cur);
 		if (w->status != IB_WC_SUCCESS) {
 			/* Completions are in order: wait for the older ones. */
-			if (r->cur != qp->sq.kidx)
+			if (r->cur != qp->sq.kidx) {
+				r->blocked = SNAA_REQ_WAIT_WQE;
 				return NULL;
+			}
 			snaa_sq_complete(qp, w->status);
 			*err = -EIO;
 			return NULL;
