@@ -168,30 +168,28 @@ rc_peer_loss() {
 	rc_doc "rmmod snaa after the peer loss" rmmod_doc
 }
 
-# rc_netem_run NAME NETEM: the stream with NETEM on both veth ends.
+# rc_netem_run NAME NETEM RC_TEST_ARGS...: rc_test with NETEM on both
+# veth ends.
 rc_netem_run() {
-	ip netns exec "$NS_A" tc qdisc add dev veth0 root netem $2 &&
-	ip netns exec "$NS_B" tc qdisc add dev veth1 root netem $2 ||
+	rn_name=$1
+	rn_netem=$2
+	shift 2
+	# shellcheck disable=SC2086 # rn_netem is a list
+	ip netns exec "$NS_A" tc qdisc add dev veth0 root netem $rn_netem &&
+	ip netns exec "$NS_B" tc qdisc add dev veth1 root netem $rn_netem ||
 		{ snaa_runs_failed=$((snaa_runs_failed + 1)); return; }
-	# shellcheck disable=SC2086 # RC_NETEM_ARGS is a list
-	snaa_run 900 "netem $1" "$RC_TEST" --dev-a "$DEV_A" --dev-b "$DEV_B" \
-		--cases 7 $RC_NETEM_ARGS --netem-expect "$3"
+	snaa_run 900 "$rn_name" "$RC_TEST" --dev-a "$DEV_A" --dev-b "$DEV_B" \
+		"$@"
 	ip netns exec "$NS_A" tc qdisc del dev veth0 root 2>/dev/null
 	ip netns exec "$NS_B" tc qdisc del dev veth1 root 2>/dev/null
 }
 
-# rc_netem_errors: the error cases (2) with every packet 5 ms late, so
-# that ACKs come back while the requester works on the WRs behind (on a
-# bare veth they are back before it looks at the next WR).
-rc_netem_errors() {
-	ip netns exec "$NS_A" tc qdisc add dev veth0 root netem delay 5ms &&
-	ip netns exec "$NS_B" tc qdisc add dev veth1 root netem delay 5ms ||
-		{ snaa_runs_failed=$((snaa_runs_failed + 1)); return; }
-	# shellcheck disable=SC2086 # RC_QUICK_ARGS is a list
-	snaa_run 900 "errors, delay 5 ms" "$RC_TEST" --dev-a "$DEV_A" \
-		--dev-b "$DEV_B" --cases 2 $RC_QUICK_ARGS
-	ip netns exec "$NS_A" tc qdisc del dev veth0 root 2>/dev/null
-	ip netns exec "$NS_B" tc qdisc del dev veth1 root 2>/dev/null
+# rc_netem_stream NAME NETEM EXPECT: the stream under NETEM, the counters
+# as rc_test's --netem-expect EXPECT says.
+rc_netem_stream() {
+	# shellcheck disable=SC2086 # RC_NETEM_ARGS is a list
+	rc_netem_run "netem $1" "$2" --cases 7 $RC_NETEM_ARGS \
+		--netem-expect "$3"
 }
 
 # rc_snaa_more: IPv6, loopback and path MTU 1024.
@@ -269,12 +267,17 @@ rc_main() {
 		else
 			RC_NETEM_ARGS="--stream 67108864"
 		fi
-		rc_netem_run "loss 1%" "loss 1%" retransmits
-		rc_netem_run "loss 5%" "loss 5%" retransmits
-		rc_netem_run "reorder" "delay 5ms reorder 25% 50%" any
-		rc_netem_run "duplicate 5%" "duplicate 5%" duplicates
-		rc_netem_run "corrupt 0.5%" "corrupt 0.5%" icrc
-		rc_netem_errors
+		rc_netem_stream "loss 1%" "loss 1%" retransmits
+		rc_netem_stream "loss 5%" "loss 5%" retransmits
+		rc_netem_stream "reorder" "delay 5ms reorder 25% 50%" any
+		rc_netem_stream "duplicate 5%" "duplicate 5%" duplicates
+		rc_netem_stream "corrupt 0.5%" "corrupt 0.5%" icrc
+		# The error cases with every packet 5 ms late, so that ACKs
+		# come back while the requester works on the WRs behind (on
+		# a bare veth they are back before it looks at the next WR).
+		# shellcheck disable=SC2086 # RC_QUICK_ARGS is a list
+		rc_netem_run "errors, delay 5 ms" "delay 5ms" --cases 2 \
+			$RC_QUICK_ARGS
 		"cleanup_$setup"
 		;;
 	esac
