@@ -635,23 +635,32 @@ fmt() {
 	fi
 }
 
+# ratio A B: A / B to two places
+ratio() {
+	awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'
+}
+
+# line TITLE SNAA RXE RATIO TARGET: one row of the table
+line() {
+	printf '%-30s %-12s %-12s %-10s %s\n' "$@"
+}
+
 # row TITLE KEY FORMAT TARGET
 row() {
 	s=$(get_cell snaa "$2")
 	x=$(get_cell rxe "$2")
-	ratio=
+	r=
 	if is_num "$s" && is_num "$x"; then
-		ratio=$(awk -v a="$s" -v b="$x" 'BEGIN { printf "%.2f", a / b }')
+		r=$(ratio "$s" "$x")
 	fi
 	case " $DEVS " in *" snaa "*) ;; *) s="not run" ;; esac
 	case " $DEVS " in *" rxe "*) ;; *) x="not run" ;; esac
 	case " $TESTS " in *" $2 "*) ;; *) s="not run" x="not run" ;; esac
-	printf '%-30s %-12s %-12s %-10s %s\n' "$1" "$(fmt "$s" "$3")" \
-		"$(fmt "$x" "$3")" "$ratio" "$4"
+	line "$1" "$(fmt "$s" "$3")" "$(fmt "$x" "$3")" "$r" "$4"
 }
 
 table() {
-	echo "benchmark                      snaa         rxe          snaa/rxe   target"
+	line benchmark snaa rxe snaa/rxe target
 	row "UC WRITE bw 64KiB (Gbit/s)" wbw "%.2f" ">= 3"
 	row "UC WRITE lat 64B (usec)" wlat "%.2f" "<= 0.5"
 	row "UC SEND rate 64B (Mpps)" srate "%.3f" ">= 3"
@@ -664,9 +673,8 @@ table() {
 	u=$(get_cell snaa wbw)
 	r=$(get_cell snaa rwbw)
 	if is_num "$u" && is_num "$r"; then
-		printf '%-30s %-12s %-12s %-10s %s\n' "snaa RC WRITE / UC WRITE" \
-			"$(awk -v a="$r" -v b="$u" 'BEGIN { printf "%.2f", a / b }')" \
-			"" "" ">= 0.9"
+		line "snaa RC WRITE / UC WRITE" "$(ratio "$r" "$u")" "" "" \
+			">= 0.9"
 	fi
 	for s in $UDP_SIZES; do
 		c=$(get_cell udp "s$s")

@@ -529,7 +529,8 @@ static struct sk_buff *snaa_req_ud(struct snaa_qp *qp, struct snaa_swqe *w,
 
 /*
  * May RC send from req.cur now?  Return SNAA_REQ_RUNS, or what it must
- * wait for (enum snaa_req_wait; the RNR timer wakes it by itself).
+ * wait for (enum snaa_req_wait).  After an RNR NAK the RNR timer wakes
+ * it; an ACK meanwhile lets it look again, as before.
  */
 static u8 snaa_rc_may_send(struct snaa_qp *qp, struct snaa_swqe *w)
 {
