@@ -11,8 +11,9 @@
 #       ib_send_bw -c UD; ib_write_bw and ib_send_lat -R (rdma_cm
 #       connects the QPs: address and route resolution, CM MADs over QP1)
 #
-# Each run must exit 0 on both sides and report a non-zero
-# bandwidth/latency; one KTAP line per run carries the figure.  Runs as
+# Each run must exit 0 on both sides and report a non-zero bandwidth,
+# message rate (atomics: 8 bytes each, whose MB/sec reads 0.00 on the
+# debug kernel) or latency; one KTAP line per run carries the figure.  Runs as
 # root inside the test VM, never on the host:
 #
 #     selftests/vm/run --timeout 900 -- sh selftests/snaa/uc_perftest.sh rxe rc
@@ -123,15 +124,23 @@ perf_attempt() {
 
 # perf_clock_failed: perftest could not calibrate its cycle counter against
 # gettimeofday() (a descheduled vCPU under TCG spoils the regression); it
-# then reports every latency as "inf".  That is the test bed, not the
-# datapath, so the run is repeated (at most twice); if every try failed
-# so, the run passes on its exit statuses and says the figure is lost.
+# then reports every latency as "inf" and every bandwidth and rate as
+# zero.  That is the test bed, not the datapath, so the run is repeated
+# (at most twice); if every try failed so, the run passes on its exit
+# statuses and says the figure is lost.
 perf_clock_failed() {
 	grep -qF 'Correlation coefficient r^2' "$cli_out" "$srv_out"
 }
 
+# perf_figure_lost FIG: FIG is what a failed calibration makes of a
+# figure, "inf" or a zero.
+perf_figure_lost() {
+	awk -v v="$1" 'BEGIN { exit !(v == "inf" || (v ~ /^[0-9.]+$/ && v + 0 == 0)) }'
+}
+
 # perf_run TEST KIND SIZE CONN [EXTRA...]: one measured run; KIND is bw
-# or lat, SIZE and CONN as for perf_args, EXTRA more perftest options.
+# (judged on the average bandwidth), rate (on the message rate) or lat,
+# SIZE and CONN as for perf_args, EXTRA more perftest options.
 perf_run() {
 	t=$1
 	kind=$2
@@ -161,6 +170,10 @@ perf_run() {
 		fig=$(perf_result "$cli_out" 4)
 		what="BW average"
 		unit="MB/sec"
+	elif [ "$kind" = rate ]; then
+		fig=$(perf_result "$cli_out" 5)
+		what="MsgRate"
+		unit="Mpps"
 	else
 		# #bytes #iterations t_min t_max t_typical t_avg ...
 		fig=$(perf_result "$cli_out" 6)
@@ -172,7 +185,7 @@ perf_run() {
 			"exit status client $cli_rc, server $srv_rc (124: timed out after ${PERF_TIMEOUT}s)" \
 			"--- client:" "$(cat "$cli_out")" \
 			"--- server:" "$(cat "$srv_out")"
-	elif [ "$fig" = inf ] && perf_clock_failed; then
+	elif perf_clock_failed && perf_figure_lost "${fig:-x}"; then
 		# Both sides ran every iteration and exited 0: the datapath
 		# worked; only the figure is lost (a loaded host).
 		ktap_ok "$desc: all $PERF_ITERS iterations done, $what not measurable: perftest's clock calibration failed $tries times (host load) (${secs}s)"
@@ -196,8 +209,8 @@ perf_all_rc() {
 	perf_run ib_write_bw bw "$PERF_BW_SIZE" RC
 	perf_run ib_read_bw bw "$PERF_BW_SIZE" RC
 	perf_run ib_send_bw bw "$PERF_BW_SIZE" RC
-	perf_run ib_atomic_bw bw - RC -A FETCH_AND_ADD
-	perf_run ib_atomic_bw bw - RC -A CMP_AND_SWAP
+	perf_run ib_atomic_bw rate - RC -A FETCH_AND_ADD
+	perf_run ib_atomic_bw rate - RC -A CMP_AND_SWAP
 	perf_run ib_read_lat lat "$PERF_LAT_SIZE" RC
 	perf_run ib_send_lat lat "$PERF_LAT_SIZE" RC
 	perf_run ib_write_lat lat "$PERF_LAT_SIZE" RC
