@@ -22,7 +22,7 @@
 #            corruption 0.5 %): the 64 MiB stream arrives exact, every
 #            WR completes once, and the retransmit, duplicate and drop
 #            counters move as the impairment predicts; and the error
-#            cases with every packet 5 ms late
+#            and fixed-loss cases with every packet 5 ms late
 #
 # Output: one KTAP document per run, preceded by a "# ==== ..." line.
 # Exit status: 0 iff every run passed, 1 otherwise, 2 usage error, 4
@@ -274,10 +274,12 @@ rc_main() {
 		rc_netem_stream "corrupt 0.5%" "corrupt 0.5%" icrc
 		# The error cases with every packet 5 ms late, so that ACKs
 		# come back while the requester works on the WRs behind (on
-		# a bare veth they are back before it looks at the next WR).
+		# a bare veth they are back before it looks at the next WR);
+		# and the fixed losses, where the requester sends its
+		# restart window after a timeout, then waits for the ACK.
 		# shellcheck disable=SC2086 # RC_QUICK_ARGS is a list
-		rc_netem_run "errors, delay 5 ms" "delay 5ms" --cases 2 \
-			$RC_QUICK_ARGS
+		rc_netem_run "errors and fixed losses, delay 5 ms" "delay 5ms" \
+			--cases 2,8 --link-delay $RC_QUICK_ARGS
 		"cleanup_$setup"
 		;;
 	esac

@@ -91,6 +91,7 @@ static struct {
 	bool peer_loss;
 	int ack_timeout;		/* the QPs' local ACK timeout (14) */
 	const char *netem_expect;	/* what the caller's netem must move */
+	bool link_delay;		/* the caller delays every packet */
 	int mtu;
 } opt = {
 	.a = VU_DEV_INIT('A'), .b = VU_DEV_INIT('B'), .timeout = 30,
@@ -130,6 +131,10 @@ VU_PAIR_USAGE
 "                        rc_retransmits), duplicates (B's\n"
 "                        rc_duplicate_requests), icrc (drop_bad_icrc of\n"
 "                        A or B) or any (no counter)\n"
+"  --link-delay          the caller delays every packet on the link\n"
+"                        (netem delay, milliseconds): case 8 then knows\n"
+"                        how many packets A sends again after a timeout\n"
+"                        before the first ACK comes back\n"
 "  --timeout S           deadline per completion (default 30)\n"
 "  --help                show this help\n"
 "\n"
@@ -146,7 +151,7 @@ static void add_case(const char *tok, void *ctx)
 static void parse_args(int argc, char **argv)
 {
 	enum { O_CASES = VU_OPT_NEXT, O_MTU, O_STREAM, O_PEER_LOSS,
-	       O_TIMEOUT, O_NETEM, O_ACK_TIMEOUT };
+	       O_TIMEOUT, O_NETEM, O_ACK_TIMEOUT, O_LINK_DELAY };
 	static const struct option lopts[] = {
 		VU_PAIR_OPTIONS,
 		{ "cases", required_argument, NULL, O_CASES },
@@ -154,6 +159,7 @@ static void parse_args(int argc, char **argv)
 		{ "stream", required_argument, NULL, O_STREAM },
 		{ "expect-peer-loss", no_argument, NULL, O_PEER_LOSS },
 		{ "netem-expect", required_argument, NULL, O_NETEM },
+		{ "link-delay", no_argument, NULL, O_LINK_DELAY },
 		{ "ack-timeout", required_argument, NULL, O_ACK_TIMEOUT },
 		{ "timeout", required_argument, NULL, O_TIMEOUT },
 		{ "help", no_argument, NULL, 'h' },
@@ -190,6 +196,9 @@ static void parse_args(int argc, char **argv)
 				opt_usage_error("--netem-expect: retransmits, "
 						"duplicates, icrc or any");
 			opt.netem_expect = optarg;
+			break;
+		case O_LINK_DELAY:
+			opt.link_delay = true;
 			break;
 		case O_TIMEOUT:
 			opt.timeout = opt_int("--timeout", optarg, 1, 3600);
@@ -1343,6 +1352,12 @@ static void case_stream(void)
 /* ---- case 8: losses at fixed places ------------------------------------------- */
 
 #define LOSS_PKTS	32
+/*
+ * The window a snaa requester restarts from after a local ACK timeout
+ * (SNAA_RC_CWND_MIN, snaa.h): it then waits for an ACK before it sends
+ * more.
+ */
+#define CWND_MIN	2
 
 /* Arm @d's transmit fault injection: send @skip packets, lose @drop. */
 static bool fault_arm(const struct vu_dev *d, int skip, int drop)
@@ -1462,27 +1477,39 @@ static void case_loss(void)
 	/*
 	 * The last packet carries the only AckReq: nothing is ACKed, the
 	 * local ACK timer fires and the requester goes back to the first
-	 * packet; B sees the 31 others again.
+	 * packet.  B answers that duplicate with an ACK of the 31 it has,
+	 * and A skips to the last.  How many A sent before that ACK came
+	 * depends on timing, each a duplicate at B, unless the link delays
+	 * every packet (--link-delay): then A sends its restart window,
+	 * waits, and sends the last.
 	 */
 	ok = loss_write(&a, &b, LOSS_PKTS - 1, 1, 0, 0, d) &&
 	     loss_expect(d, (long long[LC_NUM]){
-		     [LC_A_RETRANS] = LOSS_PKTS, [LC_A_TIMEOUTS] = 1,
+		     [LC_A_RETRANS] = opt.link_delay ? CWND_MIN + 1 : -1,
+		     [LC_A_TIMEOUTS] = 1,
 		     [LC_A_NAKS_RCVD] = 0, [LC_A_FAULTS] = 1, [LC_B_GAP] = 0,
-		     [LC_B_NAKS_SENT] = 0, [LC_B_DUPS] = LOSS_PKTS - 1,
-		     [LC_B_FAULTS] = 0 });
+		     [LC_B_NAKS_SENT] = 0, [LC_B_DUPS] = d[LC_A_RETRANS] - 1,
+		     [LC_B_FAULTS] = 0 }) &&
+	     d[LC_A_RETRANS] >= 2 && d[LC_A_RETRANS] <= LOSS_PKTS;
 	vu_report(ok, "loss: A's last packet of a %d-packet WRITE lost: 1 "
-		  "timeout, %d retransmissions, B counts %d duplicates, no "
-		  "NAK, data exact", LOSS_PKTS, LOSS_PKTS, LOSS_PKTS - 1);
+		  "timeout, A sends %lld again (%s), B counts %lld "
+		  "duplicates, no NAK, data exact", LOSS_PKTS,
+		  d[LC_A_RETRANS], opt.link_delay ?
+		  "its restart window, then the last" :
+		  "from the first until B's ACK, then the last",
+		  d[LC_B_DUPS]);
 
 	/*
 	 * B's one ACK is lost: the timer fires and A goes back to the
 	 * first packet, which B, having everything, answers with an ACK
 	 * of all; A stops when that ACK comes, so how many went again
-	 * depends on timing, but each was a duplicate at B.
+	 * depends on timing (on a delayed link: its restart window), but
+	 * each was a duplicate at B.
 	 */
 	ok = loss_write(&a, &b, 0, 0, 0, 1, d) &&
 	     loss_expect(d, (long long[LC_NUM]){
-		     [LC_A_RETRANS] = -1, [LC_A_TIMEOUTS] = 1,
+		     [LC_A_RETRANS] = opt.link_delay ? CWND_MIN : -1,
+		     [LC_A_TIMEOUTS] = 1,
 		     [LC_A_NAKS_RCVD] = 0, [LC_A_FAULTS] = 0, [LC_B_GAP] = 0,
 		     [LC_B_NAKS_SENT] = 0, [LC_B_DUPS] = d[LC_A_RETRANS],
 		     [LC_B_FAULTS] = 1 }) &&

@@ -48,6 +48,13 @@
 /* RDMA READ and atomic requests outstanding per QP, each direction. */
 #define SNAA_MAX_RD_ATOMIC	16
 /*
+ * RC: unacknowledged packets a requester may have outstanding, and the
+ * window it starts again from after a local ACK timeout (see
+ * snaa_req.cwnd).
+ */
+#define SNAA_RC_WINDOW		512
+#define SNAA_RC_CWND_MIN	2
+/*
  * QPNs are drawn at random from [SNAA_MIN_QPN, SNAA_MAX_QPN], and the
  * index bits of MR keys from [1, SNAA_MR_INDEX_MAX], so that a blind
  * sender cannot guess a live one: see snaa_qpn_alloc(), snaa_mr_publish().
@@ -446,6 +453,7 @@ struct snaa_req {
 	u32 sge_off;
 	u32 psn;			/* next PSN to send */
 	u32 psn_max;			/* next PSN never sent before */
+	u32 cwnd;			/* packets it may have outstanding now */
 	u32 hi;				/* past the newest WQE sent from */
 	u32 since_ackreq;		/* packets sent since the last AckReq */
 	unsigned int rd_atomic;		/* READ/atomic WQEs in [kidx, cur) */
@@ -825,6 +833,7 @@ void snaa_sq_schedule(struct snaa_qp *qp);
 void snaa_sq_complete(struct snaa_qp *qp, enum ib_wc_status status);
 void snaa_req_rewind(struct snaa_qp *qp, u32 psn);
 void snaa_req_resume(struct snaa_qp *qp);
+void snaa_req_skip(struct snaa_qp *qp);
 
 /* snaa_comp.c */
 void snaa_comp_init(struct snaa_qp *qp);

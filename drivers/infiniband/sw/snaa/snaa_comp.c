@@ -82,6 +82,26 @@ void snaa_comp_stop_timers(struct snaa_qp *qp)
 	qp->req.rnr_wait = false;
 }
 
+/*
+ * The requester's window (snaa_req.cwnd): full (SNAA_RC_WINDOW) on a
+ * working path; SNAA_RC_CWND_MIN after a local ACK timeout, when the
+ * path may be clogged with what was sent; each packet acknowledged
+ * opens it by one again (so it doubles per round trip), like TCP's slow
+ * start.  Without it every timeout sent the whole window again behind
+ * the one still queued on the path: under heavy reordering on a loaded
+ * host the oldest packet then kept arriving too late, and the QP died
+ * with RETRY_EXC_ERR.  Sequence NAKs do not shrink it: with reordering
+ * they come by the hundred, and a small window then crawls.
+ */
+static void snaa_comp_set_psn(struct snaa_qp *qp, u32 psn)
+{
+	int n = snaa_psn_diff(psn, qp->comp.psn);
+
+	if (n > 0)
+		qp->req.cwnd = min_t(u32, qp->req.cwnd + n, SNAA_RC_WINDOW);
+	qp->comp.psn = psn;
+}
+
 /* The ACK moved forward: reset the retry count and the timer. */
 static void snaa_comp_progress(struct snaa_qp *qp)
 {
@@ -161,7 +181,7 @@ static bool snaa_comp_ack(struct snaa_qp *qp, u32 psn)
 	}
 	if (snaa_psn_diff(psn, qp->comp.psn) < 0)
 		return false;
-	qp->comp.psn = snaa_psn_add(psn, 1);
+	snaa_comp_set_psn(qp, snaa_psn_add(psn, 1));
 	if (resume)
 		snaa_req_resume(qp);
 	return true;
@@ -331,7 +351,7 @@ static enum snaa_counter snaa_comp_read_resp(struct snaa_qp *qp,
 		return SNAA_CNT_DROP_ACCESS;
 	}
 	w->done += pkt->payload_len;
-	qp->comp.psn = snaa_psn_add(psn, 1);
+	snaa_comp_set_psn(qp, snaa_psn_add(psn, 1));
 	if (last)
 		snaa_comp_complete(qp);
 	snaa_comp_progress(qp);
@@ -356,7 +376,7 @@ static enum snaa_counter snaa_comp_atomic_ack(struct snaa_qp *qp,
 		return SNAA_CNT_DROP_ACCESS;
 	}
 	w->done = 8;
-	qp->comp.psn = snaa_psn_add(psn, 1);
+	snaa_comp_set_psn(qp, snaa_psn_add(psn, 1));
 	snaa_comp_complete(qp);
 	snaa_comp_progress(qp);
 	return 0;
@@ -401,6 +421,10 @@ enum snaa_counter snaa_comp_rcv(struct snaa_qp *qp, const struct snaa_pkt *pkt,
 	} else {
 		snaa_comp_nak(qp, pkt);
 	}
+	/* an ACK of what is being sent again: not sent again */
+	if (snaa_psn_diff(qp->comp.psn, cpsn) > 0 &&
+	    READ_ONCE(qp->state) != IB_QPS_ERR)
+		snaa_req_skip(qp);
 	/*
 	 * Wake the requester if it waits for what just happened (the
 	 * window, a READ/atomic slot, a fence) or must go back (a rewind).
@@ -427,6 +451,7 @@ static void snaa_comp_retrans_timer(struct timer_list *t)
 	snaa_count(qp->sdev, SNAA_CNT_RC_TIMEOUTS, 1);
 	if (!snaa_comp_retry(qp))
 		goto out;
+	qp->req.cwnd = SNAA_RC_CWND_MIN;
 	snaa_req_rewind(qp, qp->comp.psn);
 	mod_timer(&qp->retrans_timer, jiffies + snaa_retrans_jiffies(qp));
 	snaa_sq_schedule(qp);

@@ -615,6 +615,7 @@ static void snaa_modify_qp_apply(struct snaa_qp *qp, struct ib_qp_attr *attr,
 		snaa_wcubuf_set_psn(qp, attr->sq_psn);
 		qp->req.psn = attr->sq_psn & SNAA_PSN_MASK;
 		qp->req.psn_max = qp->req.psn;
+		qp->req.cwnd = SNAA_RC_WINDOW;
 		qp->req.hi = qp->req.cur;
 		qp->comp.psn = qp->req.psn;
 		qp->comp.gap = false;

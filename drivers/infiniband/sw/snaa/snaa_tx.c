@@ -23,8 +23,6 @@
 
 /* Packets sent per processor run before yielding to the work queue. */
 #define SNAA_SQ_BUDGET		256
-/* RC: unacknowledged packets the requester may have outstanding. */
-#define SNAA_RC_WINDOW		512
 /* RC: AckReq at least this often within a long message. */
 #define SNAA_RC_ACKREQ_EVERY	64
 
@@ -363,8 +361,14 @@ static struct sk_buff *snaa_req_send_write(struct snaa_qp *qp,
 	bth.pkey = SNAA_DEFAULT_PKEY;
 	bth.dqpn = qp->dest_qpn;
 	bth.psn = r->psn;
+	/*
+	 * RC asks for an ACK at the end of a message, every so often in a
+	 * long one, and when the packet fills the window: the requester
+	 * then waits for that ACK, which must not wait for more.
+	 */
 	if (tr == SNAA_TR_RC &&
-	    (last || ++r->since_ackreq >= SNAA_RC_ACKREQ_EVERY)) {
+	    (last || ++r->since_ackreq >= SNAA_RC_ACKREQ_EVERY ||
+	     snaa_psn_diff(r->psn, qp->comp.psn) + 1 >= (int)r->cwnd)) {
 		bth.ack_req = 1;
 		r->since_ackreq = 0;
 	}
@@ -540,13 +544,13 @@ static u8 snaa_rc_may_send(struct snaa_qp *qp, struct snaa_swqe *w)
 		r->wake_psn = snaa_psn_add(qp->comp.psn, 1);
 		return SNAA_REQ_WAIT_PSN;
 	}
-	if (snaa_psn_diff(r->psn, qp->comp.psn) >= SNAA_RC_WINDOW) {
+	if (snaa_psn_diff(r->psn, qp->comp.psn) >= (int)r->cwnd) {
 		/*
 		 * Until the oldest PSN in the window is acknowledged: not
 		 * at each of a long READ's responses, only at the one that
 		 * makes room.
 		 */
-		r->wake_psn = snaa_psn_add(r->psn, 1 - SNAA_RC_WINDOW);
+		r->wake_psn = snaa_psn_add(r->psn, 1 - r->cwnd);
 		return SNAA_REQ_WAIT_PSN;
 	}
 	if (r->offset)
@@ -768,6 +772,36 @@ void snaa_req_resume(struct snaa_qp *qp)
 	r->sge_off = 0;
 	r->since_ackreq = 0;
 	r->rd_atomic = 0;
+}
+
+/**
+ * snaa_req_skip() - an ACK overtook a retransmission: skip what it covers
+ * @qp: an RC QP whose comp.psn just moved past req.psn
+ *
+ * After a timeout or a sequence NAK the requester sends again from the
+ * oldest PSN not acknowledged; the responder answers the first duplicate
+ * with an ACK of everything it has.  What that ACK covers of the WQE
+ * being sent again is not sent a second time: the requester goes on
+ * from comp.psn.  (WQEs it covers whole were completed, and
+ * snaa_req_resume() moved the requester past them.)  READ and atomic
+ * requests are left alone: their responses say what is missing.
+ *
+ * Context: qp->sq_lock held.
+ */
+void snaa_req_skip(struct snaa_qp *qp)
+{
+	struct snaa_req *r = &qp->req;
+	struct snaa_swqe *w;
+
+	lockdep_assert_held(&qp->sq_lock);
+	if (r->cur == r->head || snaa_psn_diff(qp->comp.psn, r->psn) <= 0)
+		return;
+	w = snaa_swqe(qp, r->cur);
+	if (w->kind == SNAA_WK_READ || w->kind == SNAA_WK_ATOMIC ||
+	    (s32)(r->cur - r->hi) >= 0 ||
+	    snaa_psn_diff(qp->comp.psn, w->last_psn) > 0)
+		return;
+	snaa_req_restart(qp, qp->comp.psn);
 }
 
 /*
