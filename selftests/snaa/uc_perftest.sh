@@ -13,8 +13,8 @@
 #
 # Each run must exit 0 on both sides and report a non-zero bandwidth,
 # message rate (atomics: 8 bytes each, whose MB/sec reads 0.00 on the
-# debug kernel) or latency; one KTAP line per run carries the figure.  Runs as
-# root inside the test VM, never on the host:
+# debug kernel) or latency; one KTAP line per run carries the figure.
+# Runs as root inside the test VM, never on the host:
 #
 #     selftests/vm/run --timeout 900 -- sh selftests/snaa/uc_perftest.sh rxe rc
 #
