@@ -320,6 +320,12 @@ static int snaa_sq_check_local(struct snaa_qp *qp, struct snaa_swqe *w)
 	return err;
 }
 
+/* RC: packets the window still lets the requester send from req.psn. */
+static int snaa_rc_room(const struct snaa_qp *qp)
+{
+	return (int)qp->req.cwnd - snaa_psn_diff(qp->req.psn, qp->comp.psn);
+}
+
 /* One packet of RC/UC SEND or WRITE: bytes at req.offset. */
 static struct sk_buff *snaa_req_send_write(struct snaa_qp *qp,
 					   struct snaa_swqe *w, int *err)
@@ -368,7 +374,7 @@ static struct sk_buff *snaa_req_send_write(struct snaa_qp *qp,
 	 */
 	if (tr == SNAA_TR_RC &&
 	    (last || ++r->since_ackreq >= SNAA_RC_ACKREQ_EVERY ||
-	     snaa_psn_diff(r->psn, qp->comp.psn) + 1 >= (int)r->cwnd)) {
+	     snaa_rc_room(qp) <= 1)) {
 		bth.ack_req = 1;
 		r->since_ackreq = 0;
 	}
@@ -544,7 +550,7 @@ static u8 snaa_rc_may_send(struct snaa_qp *qp, struct snaa_swqe *w)
 		r->wake_psn = snaa_psn_add(qp->comp.psn, 1);
 		return SNAA_REQ_WAIT_PSN;
 	}
-	if (snaa_psn_diff(r->psn, qp->comp.psn) >= (int)r->cwnd) {
+	if (snaa_rc_room(qp) <= 0) {
 		/*
 		 * Until the oldest PSN in the window is acknowledged: not
 		 * at each of a long READ's responses, only at the one that
@@ -794,11 +800,12 @@ void snaa_req_skip(struct snaa_qp *qp)
 	struct snaa_swqe *w;
 
 	lockdep_assert_held(&qp->sq_lock);
-	if (r->cur == r->head || snaa_psn_diff(qp->comp.psn, r->psn) <= 0)
+	/* not a WQE sent before (nor past the last WQE), or not overtaken */
+	if ((s32)(r->cur - r->hi) >= 0 ||
+	    snaa_psn_diff(qp->comp.psn, r->psn) <= 0)
 		return;
 	w = snaa_swqe(qp, r->cur);
 	if (w->kind == SNAA_WK_READ || w->kind == SNAA_WK_ATOMIC ||
-	    (s32)(r->cur - r->hi) >= 0 ||
 	    snaa_psn_diff(qp->comp.psn, w->last_psn) > 0)
 		return;
 	snaa_req_restart(qp, qp->comp.psn);
