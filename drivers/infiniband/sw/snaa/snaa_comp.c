@@ -54,8 +54,23 @@ static bool snaa_comp_outstanding(struct snaa_qp *qp)
 	return snaa_psn_diff(qp->req.psn_max, qp->comp.psn) > 0;
 }
 
+/*
+ * The local ACK timer is lazy: progress moves comp.deadline, not the
+ * timer, which would cost a timer-wheel update (and its lock) per ACK;
+ * a timer that fires early finds the deadline ahead and waits for it.
+ * With nothing outstanding the timer is left to expire on its own.
+ * sq_lock held.
+ */
+static void snaa_comp_set_deadline(struct snaa_qp *qp)
+{
+	qp->comp.timing = true;
+	qp->comp.deadline = jiffies + snaa_retrans_jiffies(qp);
+	if (!timer_pending(&qp->retrans_timer))
+		mod_timer(&qp->retrans_timer, qp->comp.deadline);
+}
+
 /**
- * snaa_comp_arm_retrans() - start the local ACK timer if it is not running
+ * snaa_comp_arm_retrans() - start the local ACK timeout if it is not running
  * @qp: an RC QP that just sent a packet needing an ACK
  *
  * Context: qp->sq_lock held.
@@ -63,9 +78,8 @@ static bool snaa_comp_outstanding(struct snaa_qp *qp)
 void snaa_comp_arm_retrans(struct snaa_qp *qp)
 {
 	lockdep_assert_held(&qp->sq_lock);
-	if (qp->timeout && !qp->dying && !timer_pending(&qp->retrans_timer))
-		mod_timer(&qp->retrans_timer,
-			  jiffies + snaa_retrans_jiffies(qp));
+	if (qp->timeout && !qp->dying && !qp->comp.timing)
+		snaa_comp_set_deadline(qp);
 }
 
 /**
@@ -79,6 +93,7 @@ void snaa_comp_stop_timers(struct snaa_qp *qp)
 	lockdep_assert_held(&qp->sq_lock);
 	del_timer(&qp->retrans_timer);
 	del_timer(&qp->rnr_timer);
+	qp->comp.timing = false;
 	qp->req.rnr_wait = false;
 }
 
@@ -107,15 +122,11 @@ static void snaa_comp_progress(struct snaa_qp *qp)
 {
 	qp->comp.retry_left = qp->retry_cnt;
 	qp->comp.rnr_left = qp->rnr_retry;
-	qp->comp.progress = true;
 	qp->comp.gap = false;
-	if (snaa_comp_outstanding(qp)) {
-		if (qp->timeout && !qp->dying)
-			mod_timer(&qp->retrans_timer,
-				  jiffies + snaa_retrans_jiffies(qp));
-	} else {
-		del_timer(&qp->retrans_timer);
-	}
+	if (snaa_comp_outstanding(qp) && qp->timeout && !qp->dying)
+		snaa_comp_set_deadline(qp);
+	else
+		qp->comp.timing = false;
 }
 
 /*
@@ -333,8 +344,7 @@ static enum snaa_counter snaa_comp_read_resp(struct snaa_qp *qp,
 		 */
 		if (snaa_psn_diff(psn, w->last_psn) <= 0 && qp->timeout &&
 		    !qp->dying)
-			mod_timer(&qp->retrans_timer,
-				  jiffies + snaa_retrans_jiffies(qp));
+			snaa_comp_set_deadline(qp);
 		return SNAA_CNT_DROP_PSN_GAP;
 	}
 	left = w->length - w->done;
@@ -446,14 +456,23 @@ static void snaa_comp_retrans_timer(struct timer_list *t)
 
 	spin_lock(&qp->sq_lock);
 	if (qp->dying || !snaa_comp_outstanding(qp) ||
-	    READ_ONCE(qp->state) == IB_QPS_ERR)
+	    READ_ONCE(qp->state) == IB_QPS_ERR) {
+		qp->comp.timing = false;
 		goto out;
+	}
+	if (!qp->comp.timing)
+		goto out;
+	if (time_before(jiffies, qp->comp.deadline)) {
+		/* progress since the timer was set */
+		mod_timer(&qp->retrans_timer, qp->comp.deadline);
+		goto out;
+	}
 	snaa_count(qp->sdev, SNAA_CNT_RC_TIMEOUTS, 1);
 	if (!snaa_comp_retry(qp))
 		goto out;
 	qp->req.cwnd = SNAA_RC_CWND_MIN;
 	snaa_req_rewind(qp, qp->comp.psn);
-	mod_timer(&qp->retrans_timer, jiffies + snaa_retrans_jiffies(qp));
+	snaa_comp_set_deadline(qp);
 	snaa_sq_schedule(qp);
 out:
 	spin_unlock(&qp->sq_lock);

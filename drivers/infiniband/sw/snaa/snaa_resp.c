@@ -57,6 +57,7 @@ void snaa_resp_reset(struct snaa_qp *qp)
 	r->ack_pending = false;
 	r->nak_pending = false;
 	r->halted = false;
+	WRITE_ONCE(r->tx_more, false);
 	r->res_head = 0;
 	if (r->res)
 		memset(r->res, 0, sizeof(*r->res) * SNAA_MAX_RD_ATOMIC);
@@ -401,23 +402,19 @@ bool snaa_resp_due(struct snaa_qp *qp, const struct snaa_pkt *pkt)
 }
 
 /**
- * snaa_resp_pending() - has an RC QP responses to send?
+ * snaa_resp_pending() - has an RC QP responses left for its work item?
  * @qp: the QP
  *
- * Context: takes qp->rq_lock.
+ * Responses become due in the receive path, which sends them itself
+ * (snaa_resp_tx()); what it leaves (long READ responses, a failed
+ * allocation) is flagged for the QP's work item.  A lockless look: the
+ * context that sets the flag also schedules the work item.
+ *
+ * Context: any.
  */
 bool snaa_resp_pending(struct snaa_qp *qp)
 {
-	struct snaa_recv_state *r = &qp->recv;
-	bool pending;
-
-	if (qp->ibqp.qp_type != IB_QPT_RC)
-		return false;
-	spin_lock_bh(&qp->rq_lock);
-	pending = r->ack_pending || r->nak_pending ||
-		  (READ_ONCE(qp->state) != IB_QPS_ERR && snaa_res_next(qp));
-	spin_unlock_bh(&qp->rq_lock);
-	return pending;
+	return READ_ONCE(qp->recv.tx_more);
 }
 
 /**
@@ -425,10 +422,13 @@ bool snaa_resp_pending(struct snaa_qp *qp)
  * @qp: the QP
  * @budget: packets to send at most
  *
- * Packets are built under qp->rq_lock and sent after it is dropped.
- * Only one context sends at a time (recv.tx_owner): one that finds
- * another sending leaves the rest to it, which looks again before it
- * stops.
+ * Packets are built under qp->rq_lock and sent after it is dropped, one
+ * at a time: a looped-back response is consumed before the next one is
+ * built, which then reuses its page fragment (snaa_skb_alloc()), where a
+ * batch held at once sends the fragment cache for a new page, zeroed
+ * under init_on_alloc.  Only one context sends at a time
+ * (recv.tx_owner): one that finds another sending leaves the rest to
+ * it, which looks again before it stops.
  *
  * Context: process or softirq context, no QP lock held.
  * Return: the number of packets sent.
@@ -436,36 +436,29 @@ bool snaa_resp_pending(struct snaa_qp *qp)
 int snaa_resp_tx(struct snaa_qp *qp, int budget)
 {
 	struct snaa_recv_state *r = &qp->recv;
-	struct sk_buff_head list;
 	struct sk_buff *skb;
-	int n = 0, sent = 0;
+	int sent = 0;
 	bool more;
 
 	if (qp->ibqp.qp_type != IB_QPT_RC)
 		return 0;
-	__skb_queue_head_init(&list);
 	spin_lock_bh(&qp->rq_lock);
 	if (r->tx_owner) {
 		spin_unlock_bh(&qp->rq_lock);
 		return 0;
 	}
 	r->tx_owner = true;
-	do {
-		while (n < budget && (skb = snaa_resp_next(qp))) {
-			__skb_queue_tail(&list, skb);
-			n++;
-		}
+	/* also what becomes due while we send */
+	while (sent < budget && (skb = snaa_resp_next(qp))) {
 		spin_unlock_bh(&qp->rq_lock);
-		while ((skb = __skb_dequeue(&list))) {
-			snaa_xmit(qp->sdev, &qp->av, skb);
-			sent++;
-		}
+		snaa_xmit(qp->sdev, &qp->av, skb);
+		sent++;
 		spin_lock_bh(&qp->rq_lock);
-		/* what was queued while we were sending */
-	} while (n < budget && (r->ack_pending || r->nak_pending));
+	}
 	r->tx_owner = false;
 	more = r->ack_pending || r->nak_pending ||
 	       (READ_ONCE(qp->state) != IB_QPS_ERR && snaa_res_next(qp));
+	WRITE_ONCE(r->tx_more, more);
 	spin_unlock_bh(&qp->rq_lock);
 	/* Long READ responses go on from the work item. */
 	if (more)

@@ -117,6 +117,14 @@ void snaa_rcv(struct snaa_dev *sdev, struct sk_buff *skb)
 					 snaa_resp_rcv(qp, &pkt, skb);
 		tx = snaa_resp_due(qp, &pkt);
 		spin_unlock(&qp->rq_lock);
+		/*
+		 * The request is done with: free it before the response
+		 * is built, which can then reuse its page fragment.
+		 */
+		if (!drop) {
+			consume_skb(skb);
+			skb = NULL;
+		}
 		/* ACKs and short responses leave right away. */
 		if (qp->wcu)
 			snaa_wcubuf_tx(qp);

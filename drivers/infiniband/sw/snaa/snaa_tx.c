@@ -867,9 +867,11 @@ static bool snaa_sq_process(struct snaa_qp *qp)
 			snaa_sq_flush(qp);
 			return false;
 		}
-		budget -= snaa_resp_tx(qp, min(budget, 16));
-		if (budget <= 0)
-			return true;
+		if (snaa_resp_pending(qp)) {
+			budget -= snaa_resp_tx(qp, min(budget, 16));
+			if (budget <= 0)
+				return true;
+		}
 
 		spin_lock_bh(&qp->sq_lock);
 		skb = NULL;
