@@ -59,10 +59,15 @@ static bool snaa_comp_outstanding(struct snaa_qp *qp)
  * timer, which would cost a timer-wheel update (and its lock) per ACK;
  * a timer that fires early finds the deadline ahead and waits for it.
  * With nothing outstanding the timer is left to expire on its own.
+ * No timeout (timeout 0) and a dying QP: nothing is timed.
  * sq_lock held.
  */
 static void snaa_comp_set_deadline(struct snaa_qp *qp)
 {
+	if (!qp->timeout || qp->dying) {
+		qp->comp.timing = false;
+		return;
+	}
 	qp->comp.timing = true;
 	qp->comp.deadline = jiffies + snaa_retrans_jiffies(qp);
 	if (!timer_pending(&qp->retrans_timer))
@@ -78,7 +83,7 @@ static void snaa_comp_set_deadline(struct snaa_qp *qp)
 void snaa_comp_arm_retrans(struct snaa_qp *qp)
 {
 	lockdep_assert_held(&qp->sq_lock);
-	if (qp->timeout && !qp->dying && !qp->comp.timing)
+	if (!qp->comp.timing)
 		snaa_comp_set_deadline(qp);
 }
 
@@ -123,7 +128,7 @@ static void snaa_comp_progress(struct snaa_qp *qp)
 	qp->comp.retry_left = qp->retry_cnt;
 	qp->comp.rnr_left = qp->rnr_retry;
 	qp->comp.gap = false;
-	if (snaa_comp_outstanding(qp) && qp->timeout && !qp->dying)
+	if (snaa_comp_outstanding(qp))
 		snaa_comp_set_deadline(qp);
 	else
 		qp->comp.timing = false;
@@ -342,8 +347,7 @@ static enum snaa_counter snaa_comp_read_resp(struct snaa_qp *qp,
 		 * READs do not count: if the request for the rest was
 		 * lost, only the timer asks again.
 		 */
-		if (snaa_psn_diff(psn, w->last_psn) <= 0 && qp->timeout &&
-		    !qp->dying)
+		if (snaa_psn_diff(psn, w->last_psn) <= 0)
 			snaa_comp_set_deadline(qp);
 		return SNAA_CNT_DROP_PSN_GAP;
 	}
