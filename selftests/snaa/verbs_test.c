@@ -96,7 +96,7 @@
 #define LIM_SGE		32
 #define LIM_INLINE	256
 #define LIM_CQE		65536
-#define LIM_RD_ATOMIC	16
+#define LIM_RD_ATOMIC	128
 #define LIM_SRQ		16384
 #define LIM_SRQ_WR	16384
 #define LIM_MW		65536
@@ -2380,6 +2380,74 @@ static void hardening_modify(struct vu_dev *da, struct vu_dev *db)
 	fx_teardown(&a, &b);
 }
 
+/*
+ * The READ/atomic limits of an RC QP: a max_dest_rd_atomic above what
+ * the device reports is refused (the responder could not keep the
+ * resources it promises), a larger max_rd_atomic is clamped.
+ */
+static void hardening_rd_atomic(struct vu_dev *da, struct vu_dev *db)
+{
+	struct qp_req rc = REQ_DEFAULT;
+	struct vu_rc_attr saved = vu_rc;
+	struct ibv_qp_init_attr init;
+	struct ibv_qp_attr attr;
+	struct ep a, b;
+	bool ok;
+	int ret;
+
+	rc.rc = true;
+	if (!fx_setup("hardening: rd_atomic limits", FX_RESET, &a, da, &rc,
+		      &b, db, &rc))
+		return;
+	ok = eq_ret("A RESET->INIT", ep_init(&a), 0) &&
+	     eq_ret("B RESET->INIT", ep_init(&b), 0);
+	vu_rc.max_dest_rd_atomic = LIM_RD_ATOMIC + 1;
+	ok &= eq_ret("INIT->RTR with max_dest_rd_atomic 129",
+		     ep_rtr(&a, &b, g_mtu), EINVAL) &&
+	      eq_state("A after the refused INIT->RTR", vu_qp_state(a.qp),
+		       IBV_QPS_INIT);
+	vu_rc.max_dest_rd_atomic = LIM_RD_ATOMIC;
+	ok &= eq_ret("INIT->RTR with max_dest_rd_atomic 128",
+		     ep_rtr(&a, &b, g_mtu), 0);
+	vu_rc.max_rd_atomic = 255;
+	ok &= eq_ret("RTR->RTS with max_rd_atomic 255", ep_rts(&a), 0);
+	memset(&attr, 0, sizeof(attr));
+	ret = ibv_query_qp(a.qp, &attr, IBV_QP_MAX_QP_RD_ATOMIC |
+			   IBV_QP_MAX_DEST_RD_ATOMIC, &init);
+	ok &= eq_ret("ibv_query_qp", ret, 0) &&
+	      eq("max_rd_atomic", attr.max_rd_atomic, LIM_RD_ATOMIC) &&
+	      eq("max_dest_rd_atomic", attr.max_dest_rd_atomic,
+		 LIM_RD_ATOMIC);
+	vu_rc = saved;
+	vu_report(ok, "hardening: RC max_dest_rd_atomic 129 is refused "
+		  "(EINVAL, QP stays in INIT), 128 is taken; max_rd_atomic "
+		  "255 is clamped to 128");
+
+	/* SQD->SQD may name max_dest_rd_atomic, but not resize the ring. */
+	ok = eq_ret("RTS->SQD", vu_qp_modify_state(a.qp, IBV_QPS_SQD), 0);
+	memset(&attr, 0, sizeof(attr));
+	attr.qp_state = IBV_QPS_SQD;
+	attr.max_dest_rd_atomic = 4;
+	ok &= eq_ret("SQD->SQD with max_dest_rd_atomic 4",
+		     ibv_modify_qp(a.qp, &attr, IBV_QP_STATE |
+				   IBV_QP_MAX_DEST_RD_ATOMIC), EINVAL);
+	attr.max_dest_rd_atomic = LIM_RD_ATOMIC;
+	ok &= eq_ret("SQD->SQD with max_dest_rd_atomic 128 (unchanged)",
+		     ibv_modify_qp(a.qp, &attr, IBV_QP_STATE |
+				   IBV_QP_MAX_DEST_RD_ATOMIC), 0);
+	memset(&attr, 0, sizeof(attr));
+	ret = ibv_query_qp(a.qp, &attr, IBV_QP_STATE |
+			   IBV_QP_MAX_DEST_RD_ATOMIC, &init);
+	ok &= eq_ret("ibv_query_qp", ret, 0) &&
+	      eq_state("A", attr.qp_state, IBV_QPS_SQD) &&
+	      eq("max_dest_rd_atomic", attr.max_dest_rd_atomic,
+		 LIM_RD_ATOMIC);
+	vu_report(ok, "hardening: in SQD, max_dest_rd_atomic cannot change "
+		  "(EINVAL for 4, the same 128 is accepted): the responder "
+		  "resources keep their size while answers may be pending");
+	fx_teardown(&a, &b);
+}
+
 /* What ibv_query_device reports is what the driver enforces. */
 static void hardening_attrs(struct vu_dev *d)
 {
@@ -2400,7 +2468,7 @@ static void hardening_attrs(struct vu_dev *d)
 	     eq("max_srq_sge", a.max_srq_sge, LIM_SGE) &&
 	     eq("max_mw", a.max_mw, LIM_MW);
 	vu_report(ok, "hardening: ibv_query_device reports the limits the "
-		  "driver enforces (32 SGEs also for RDMA READ and SRQs, 16 "
+		  "driver enforces (32 SGEs also for RDMA READ and SRQs, 128 "
 		  "READ/atomic requests per QP, HCA atomics, 16384 SRQs of "
 		  "16384 WRs, 65536 MWs, 65536 CQEs)");
 }
@@ -2412,6 +2480,7 @@ static void case_hardening(struct vu_dev *da, struct vu_dev *db)
 	hardening_random(da);
 	hardening_cq_overflow(da, db);
 	hardening_modify(da, db);
+	hardening_rd_atomic(da, db);
 }
 
 /* ---- main ---------------------------------------------------------------- */

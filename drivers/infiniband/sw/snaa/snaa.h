@@ -46,7 +46,7 @@
 #define SNAA_MAX_MSG_SIZE	(1U << 31)
 #define SNAA_MAX_INLINE		256
 /* RDMA READ and atomic requests outstanding per QP, each direction. */
-#define SNAA_MAX_RD_ATOMIC	16
+#define SNAA_MAX_RD_ATOMIC	128
 /*
  * RC: unacknowledged packets a requester may have outstanding, and the
  * window it starts again from after a local ACK timeout (see
@@ -537,6 +537,7 @@ struct snaa_recv_state {
 	bool nak_sent;			/* a PSN sequence NAK went out */
 	struct snaa_res *res;		/* ring of max_dest_rd_atomic */
 	u32 res_head;			/* next slot to take */
+	u32 res_pending;		/* slots with res->pending set */
 	bool ack_pending;		/* an ACK for @ack_psn is due */
 	u32 ack_psn;
 	bool nak_pending;		/* a NAK for @nak_psn is due */

@@ -564,6 +564,18 @@ static int snaa_modify_qp_check(struct snaa_qp *qp, struct ib_qp_attr *attr,
 	if ((mask & IB_QP_MAX_DEST_RD_ATOMIC) &&
 	    attr->max_dest_rd_atomic > SNAA_MAX_RD_ATOMIC)
 		return -EINVAL;
+	/*
+	 * The responder resources are a ring of max_dest_rd_atomic slots
+	 * that answers may still be read from (duplicates included): its
+	 * size is set on the way to RTR, not changed under them (SQD).
+	 */
+	if ((mask & IB_QP_MAX_DEST_RD_ATOMIC) &&
+	    cur != IB_QPS_RESET && cur != IB_QPS_INIT &&
+	    attr->max_dest_rd_atomic != qp->max_dest_rd_atomic) {
+		snaa_dbg(sdev, "QP %u: max_dest_rd_atomic changes only before RTR\n",
+			 qp->ibqp.qp_num);
+		return -EINVAL;
+	}
 	/* The caps cannot change: the rings have their size. */
 	if ((mask & IB_QP_CAP) &&
 	    (attr->cap.max_send_wr > qp->sq.num ||

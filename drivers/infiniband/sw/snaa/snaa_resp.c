@@ -59,6 +59,7 @@ void snaa_resp_reset(struct snaa_qp *qp)
 	r->halted = false;
 	WRITE_ONCE(r->tx_more, false);
 	r->res_head = 0;
+	r->res_pending = 0;
 	if (r->res)
 		memset(r->res, 0, sizeof(*r->res) * SNAA_MAX_RD_ATOMIC);
 }
@@ -183,9 +184,19 @@ static int snaa_rq_scatter(struct snaa_qp *qp, const struct sk_buff *skb,
 
 /* ---- RC responses ------------------------------------------------------ */
 
-static struct snaa_res *snaa_res_slot(struct snaa_qp *qp, u32 n)
+/* Responder resources in use: max_dest_rd_atomic, at least one. */
+static u32 snaa_res_num(const struct snaa_qp *qp)
 {
-	return &qp->recv.res[n % max_t(u8, qp->max_dest_rd_atomic, 1)];
+	return max_t(u8, qp->max_dest_rd_atomic, 1);
+}
+
+/* Mark @res as having responses to send, or not; recv.res_pending counts. */
+static void snaa_res_set_pending(struct snaa_qp *qp, struct snaa_res *res,
+				 bool pending)
+{
+	if (res->pending != pending)
+		qp->recv.res_pending += pending ? 1 : -1;
+	res->pending = pending;
 }
 
 /* An ACK for everything up to @psn is due (coalesced with others). */
@@ -285,7 +296,7 @@ static struct sk_buff *snaa_resp_read(struct snaa_qp *qp, struct snaa_res *res)
 		mr = snaa_rkey_get(qp, res->rkey, res->va + off, len,
 				   IB_ACCESS_REMOTE_READ, &err);
 		if (!mr) {
-			res->pending = false;
+			snaa_res_set_pending(qp, res, false);
 			snaa_resp_nak(qp, snaa_aeth_syndrome(SNAA_AETH_NAK,
 					SNAA_NAK_REMOTE_ACCESS_ERROR),
 				      snaa_psn_add(res->psn, res->sent));
@@ -305,22 +316,32 @@ static struct sk_buff *snaa_resp_read(struct snaa_qp *qp, struct snaa_res *res)
 	if (!skb)
 		return NULL;
 	if (++res->sent == res->npkts)
-		res->pending = false;
+		snaa_res_set_pending(qp, res, false);
 	return skb;
 }
 
-/* The oldest resource with responses to send. */
+/*
+ * The oldest resource with responses to send.  Slots are taken in PSN
+ * order, so the newest (at res_head - 1) is looked at first, and the
+ * scan stops once it has seen all recv.res_pending of them: one step
+ * for the usual single READ or atomic being answered.
+ */
 static struct snaa_res *snaa_res_next(struct snaa_qp *qp)
 {
-	u32 n = max_t(u8, qp->max_dest_rd_atomic, 1), i;
+	u32 n = snaa_res_num(qp), i = qp->recv.res_head, left, k;
 	struct snaa_res *res, *best = NULL;
 
-	for (i = 0; i < n; i++) {
-		res = snaa_res_slot(qp, qp->recv.res_head + i);
-		if (res->pending &&
-		    (!best || snaa_psn_diff(res->psn, best->psn) < 0))
+	left = qp->recv.res_pending;
+	for (k = 0; left && k < n; k++) {
+		i = (i ? i : n) - 1;
+		res = &qp->recv.res[i];
+		if (!res->pending)
+			continue;
+		left--;
+		if (!best || snaa_psn_diff(res->psn, best->psn) < 0)
 			best = res;
 	}
+	WARN_ON_ONCE(left);
 	return best;
 }
 
@@ -346,7 +367,7 @@ static struct sk_buff *snaa_resp_next(struct snaa_qp *qp)
 		if (skb) {
 			snaa_atmack_set(p + snaa_opcode_lookup(SNAA_OP_ATOMIC_ACK)->atmack_off,
 					res->orig);
-			res->pending = false;
+			snaa_res_set_pending(qp, res, false);
 		}
 		return skb;
 	}
@@ -728,7 +749,7 @@ static enum snaa_counter snaa_rc_duplicate(struct snaa_qp *qp,
 					   const struct snaa_pkt *pkt)
 {
 	u32 psn = pkt->bth.psn, flags = pkt->op->flags, i;
-	u32 n = max_t(u8, qp->max_dest_rd_atomic, 1);
+	u32 n = snaa_res_num(qp);
 	struct snaa_res *res;
 
 	snaa_count(qp->sdev, SNAA_CNT_RC_DUPLICATES, 1);
@@ -746,7 +767,7 @@ static enum snaa_counter snaa_rc_duplicate(struct snaa_qp *qp,
 			/* Never executed twice: the saved result again. */
 			if (!(flags & SNAA_OPF_ATOMIC) || psn != res->psn)
 				break;
-			res->pending = true;
+			snaa_res_set_pending(qp, res, true);
 			res->dup = true;
 			return 0;
 		}
@@ -760,7 +781,7 @@ static enum snaa_counter snaa_rc_duplicate(struct snaa_qp *qp,
 		res->length = pkt->reth.dma_len;
 		res->npkts = max(snaa_num_pkts(res->length, qp->path_mtu), 1U);
 		res->sent = 0;
-		res->pending = true;
+		snaa_res_set_pending(qp, res, true);
 		res->dup = true;
 		return 0;
 	}
@@ -770,7 +791,7 @@ static enum snaa_counter snaa_rc_duplicate(struct snaa_qp *qp,
 /* A resource slot for a new READ or atomic request, or NULL if full. */
 static struct snaa_res *snaa_rc_res_take(struct snaa_qp *qp)
 {
-	struct snaa_res *res = snaa_res_slot(qp, qp->recv.res_head);
+	struct snaa_res *res = &qp->recv.res[qp->recv.res_head];
 
 	/*
 	 * Still sending the first answer: the requester has more
@@ -780,7 +801,8 @@ static struct snaa_res *snaa_rc_res_take(struct snaa_qp *qp)
 	 */
 	if (res->pending && !res->dup)
 		return NULL;
-	qp->recv.res_head++;
+	qp->recv.res_head = (qp->recv.res_head + 1) % snaa_res_num(qp);
+	snaa_res_set_pending(qp, res, false);
 	memset(res, 0, sizeof(*res));
 	return res;
 }
@@ -813,7 +835,7 @@ static enum snaa_counter snaa_rc_read(struct snaa_qp *qp,
 	res->rkey = pkt->reth.rkey;
 	res->length = pkt->reth.dma_len;
 	res->npkts = max(snaa_num_pkts(res->length, qp->path_mtu), 1U);
-	res->pending = true;
+	snaa_res_set_pending(qp, res, true);
 	r->msn++;
 	r->epsn = snaa_psn_add(r->epsn, res->npkts);
 	return 0;
@@ -864,7 +886,7 @@ static enum snaa_counter snaa_rc_atomic(struct snaa_qp *qp,
 	res->psn = pkt->bth.psn;
 	res->npkts = 1;
 	res->atomic = true;
-	res->pending = true;
+	snaa_res_set_pending(qp, res, true);
 	r->msn++;
 	r->epsn = snaa_psn_add(r->epsn, 1);
 	return 0;
