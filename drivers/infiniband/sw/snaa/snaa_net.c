@@ -727,7 +727,14 @@ struct sk_buff *snaa_skb_alloc(struct snaa_dev *sdev, struct snaa_av *av,
 	if (fragsz <= PAGE_SIZE) {
 		data = netdev_alloc_frag(fragsz);
 		if (data) {
-			skb = build_skb(data, fragsz);
+			/*
+			 * The skb from the per-CPU cache NAPI drivers use,
+			 * which snaa_rcv() refills with looped-back ones:
+			 * no slab allocation, no zeroing of the whole head.
+			 */
+			local_bh_disable();
+			skb = napi_build_skb(data, fragsz);
+			local_bh_enable();
 			if (!skb)
 				skb_free_frag(data);
 		}

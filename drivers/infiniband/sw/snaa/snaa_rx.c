@@ -71,6 +71,21 @@ static enum snaa_counter snaa_rcv_check(struct snaa_qp *qp,
 	return 0;
 }
 
+/*
+ * A packet received in full.  Looped-back ones are ours
+ * (snaa_skb_alloc()): their heads go to the per-CPU cache that
+ * snaa_skb_alloc() takes heads from.  Others may hold pages of a
+ * driver's page pool, which only its own NAPI context may recycle
+ * directly.  BH disabled.
+ */
+static void snaa_rcv_consume(struct sk_buff *skb)
+{
+	if (snaa_skb_cb(skb)->loopback)
+		napi_consume_skb(skb, 1);
+	else
+		consume_skb(skb);
+}
+
 /**
  * snaa_rcv() - receive one RoCEv2 packet
  * @sdev: the device it arrived on
@@ -122,7 +137,7 @@ void snaa_rcv(struct snaa_dev *sdev, struct sk_buff *skb)
 		 * is built, which can then reuse its page fragment.
 		 */
 		if (!drop) {
-			consume_skb(skb);
+			snaa_rcv_consume(skb);
 			skb = NULL;
 		}
 		/* ACKs and short responses leave right away. */
@@ -135,7 +150,8 @@ void snaa_rcv(struct snaa_dev *sdev, struct sk_buff *skb)
 	if (drop)
 		goto drop;
 	snaa_qp_put(qp);
-	consume_skb(skb);
+	if (skb)
+		snaa_rcv_consume(skb);
 	return;
 
 drop:
