@@ -60,6 +60,10 @@
 #   SNAA_BENCH_TIMEOUT      seconds per perftest process (60)
 #   SNAA_BENCH_BW_ITERS     ib_write_bw iterations (2000)
 #   SNAA_BENCH_LAT_ITERS    ib_write_lat iterations (10000)
+#   SNAA_BENCH_ATOMIC_ITERS ib_atomic_bw iterations (100000: a few
+#                           seconds, so that start-up and the first
+#                           translation of the code paths under TCG do
+#                           not weigh on the figure)
 #   SNAA_BENCH_RATE_ITERS   ib_send_bw iterations (16000, at most 16000:
 #                           the receive queue holds them all, UC has no RNR)
 #   SNAA_BENCH_UDP_COUNT    datagrams per udpblast run (200000)
@@ -105,6 +109,7 @@ PERF_TIMEOUT=${SNAA_BENCH_TIMEOUT:-60}
 BW_ITERS=${SNAA_BENCH_BW_ITERS:-2000}
 LAT_ITERS=${SNAA_BENCH_LAT_ITERS:-10000}
 RATE_ITERS=${SNAA_BENCH_RATE_ITERS:-16000}
+ATOMIC_ITERS=${SNAA_BENCH_ATOMIC_ITERS:-100000}
 UDP_COUNT=${SNAA_BENCH_UDP_COUNT:-200000}
 UDP_SIZES=${SNAA_BENCH_UDP_SIZES-1472 64}
 PROFILE=${SNAA_BENCH_PROFILE:-0}
@@ -412,7 +417,7 @@ bench_args() {
 	rslat)	TITLE="RC SEND lat ${LAT_SIZE}B"
 		ARGS="ib_send_lat $LAT_SIZE $LAT_ITERS client 5 -c RC" ;;
 	atomic)	TITLE="RC fetch & add rate"
-		ARGS="ib_atomic_bw 8 $RATE_ITERS client 5 -c RC -A FETCH_AND_ADD" ;;
+		ARGS="ib_atomic_bw 8 $ATOMIC_ITERS client 5 -c RC -A FETCH_AND_ADD" ;;
 	udrate)	TITLE="UD SEND rate ${RATE_SIZE}B"
 		ARGS="ib_send_bw $RATE_SIZE $RATE_ITERS server 5 -c UD" ;;
 	esac
@@ -712,6 +717,7 @@ main() {
 		dpkg-query -W perftest 2>/dev/null
 		echo "reps $REPS, timeout ${PERF_TIMEOUT}s, bw iters $BW_ITERS," \
 			"lat iters $LAT_ITERS, rate iters $RATE_ITERS," \
+			"atomic iters $ATOMIC_ITERS," \
 			"udp count $UDP_COUNT sizes $UDP_SIZES, mtu ${MTU:-default}," \
 			"profile $PROFILE '$PROFILE_ARGS'," \
 			"perftest args '$PERFTEST_ARGS'"

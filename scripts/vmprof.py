@@ -147,6 +147,10 @@ def main():
                     help='also read N stack words per kernel sample and show, '
                          'for each symbol, the first code addresses found there '
                          '(exact for leaf functions, a hint for others)')
+    ap.add_argument('--pcs', metavar='FILE',
+                    help='also write the PC of every kernel sample to FILE, '
+                         'one hex address per line (for addr2line on the '
+                         'module: line-level costs)')
     args = ap.parse_args()
 
     stub = Stub(args.host, args.port, 60)
@@ -162,6 +166,7 @@ def main():
     text_hi = max(addrs, default=0) + 0x10000
     end = time.monotonic() + args.seconds
     n = 0
+    pcs = open(args.pcs, 'w') if args.pcs else None
     while time.monotonic() < end:
         time.sleep(1 / args.hz)
         try:
@@ -172,6 +177,8 @@ def main():
                     name = '[user]'
                 else:
                     name = symbolize(addrs, names, pc)
+                    if pcs:
+                        pcs.write(f'{pc:x}\n')
                     if args.callers and sp >= KERNEL_BASE:
                         chain = [symbolize(addrs, names, w)
                                  for w in stub.words(sp, args.callers)
@@ -184,6 +191,8 @@ def main():
             break
         n += 1
     stub.sock.close()
+    if pcs:
+        pcs.close()
     print(f'# {n} stops, {sum(total.values())} samples, vCPUs {sorted(per_cpu)}')
     all_n = sum(total.values()) or 1
     for name, c in total.most_common(args.top):
