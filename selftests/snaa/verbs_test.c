@@ -2941,10 +2941,19 @@ static void case_srq(struct vu_dev *da, struct vu_dev *db)
 	     !ibv_query_srq(srq, &attr) && attr.srq_limit == 3;
 	vu_report(ok, "srq: four WRs posted, limit 3 armed (ibv_query_srq says so)");
 
-	/* messages on both QPs take the SRQ's WRs in order */
-	ok = !srq_send(a1, &am, 100, acq) && !srq_send(a2, &am, 200, acq) &&
-	     !srq_send(a1, &am, 50, acq);
-	n = ok ? vu_poll_cq(bcq, wc, 3, vu_now() + 5) : 0;
+	/*
+	 * Messages on both QPs take the SRQ's WRs in order.  Each is
+	 * received before the next is sent: a UC send completes when the
+	 * packet leaves, and packets of two QPs may leave from two CPUs'
+	 * backlogs in either order.
+	 */
+	n = 0;
+	ok = !srq_send(a1, &am, 100, acq) &&
+	     (n += vu_poll_cq(bcq, wc + n, 1, vu_now() + 5)) == 1 &&
+	     !srq_send(a2, &am, 200, acq) &&
+	     (n += vu_poll_cq(bcq, wc + n, 1, vu_now() + 5)) == 2 &&
+	     !srq_send(a1, &am, 50, acq) &&
+	     (n += vu_poll_cq(bcq, wc + n, 1, vu_now() + 5)) == 3;
 	ok = n == 3 &&
 	     wc[0].wr_id == 0xa0 && wc[0].qp_num == b1->qp_num &&
 	     wc[0].byte_len == 100 && !wc[0].status &&
