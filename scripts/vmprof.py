@@ -167,11 +167,15 @@ def main():
     end = time.monotonic() + args.seconds
     n = 0
     pcs = open(args.pcs, 'w') if args.pcs else None
+    tids = None
     while time.monotonic() < end:
         time.sleep(1 / args.hz)
         try:
             stub.stop()
-            for tid in stub.threads():
+            # The vCPUs do not change: ask for them once, while stopped.
+            if tids is None:
+                tids = stub.threads()
+            for tid in tids:
                 pc, sp = stub.regs(tid)
                 if pc < KERNEL_BASE:
                     name = '[user]'
