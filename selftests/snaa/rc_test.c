@@ -32,7 +32,9 @@
  *              buffer an RDMA READ fills carries the bytes read
  *  6 atomics   a CPU thread and remote fetch & adds increment the same
  *              counter concurrently: the sum is exact, every remote
- *              result distinct
+ *              result distinct; then fetch & adds posted unsignaled
+ *              (every 16th signaled, 48 outstanding): results exactly
+ *              0 .. N-1, the signaled completions once each, in order
  *  8 loss      packets lost at fixed places (snaa's debugfs tx_fault_skip
  *              and tx_fault_drop): A's last WRITE packet, B's ACK, a
  *              middle packet; every retransmission, timeout, NAK,
@@ -356,15 +358,16 @@ static int post_send(struct ep *e, enum ibv_wr_opcode op, uint64_t id,
 	return ibv_post_send(e->qp, &wr, &bad);
 }
 
-static int post_atomic(struct ep *e, enum ibv_wr_opcode op, uint64_t id,
-		       size_t loff, uint64_t raddr, uint32_t rkey,
-		       uint64_t cmp_add, uint64_t swap)
+static int post_atomic_flags(struct ep *e, enum ibv_wr_opcode op,
+			     uint64_t id, size_t loff, uint64_t raddr,
+			     uint32_t rkey, uint64_t cmp_add, uint64_t swap,
+			     unsigned int flags)
 {
 	struct ibv_sge sg = { (uintptr_t)(e->buf.p + loff), 8,
 			      e->buf.mr->lkey };
 	struct ibv_send_wr wr = {
 		.wr_id = id, .sg_list = &sg, .num_sge = 1, .opcode = op,
-		.send_flags = IBV_SEND_SIGNALED,
+		.send_flags = flags,
 	}, *bad;
 
 	wr.wr.atomic.remote_addr = raddr;
@@ -372,6 +375,14 @@ static int post_atomic(struct ep *e, enum ibv_wr_opcode op, uint64_t id,
 	wr.wr.atomic.compare_add = cmp_add;
 	wr.wr.atomic.swap = swap;
 	return ibv_post_send(e->qp, &wr, &bad);
+}
+
+static int post_atomic(struct ep *e, enum ibv_wr_opcode op, uint64_t id,
+		       size_t loff, uint64_t raddr, uint32_t rkey,
+		       uint64_t cmp_add, uint64_t swap)
+{
+	return post_atomic_flags(e, op, id, loff, raddr, rkey, cmp_add, swap,
+				 IBV_SEND_SIGNALED);
 }
 
 static int post_recv(struct ep *e, uint64_t id, struct ibv_sge *sg, int nsg)
@@ -1042,6 +1053,83 @@ static int cmp_u64(const void *x, const void *y)
 	return a < b ? -1 : a > b;
 }
 
+/*
+ * Fetch & adds posted as streaming applications post them: unsignaled
+ * but for every ATOMIC_SIG-th, several groups outstanding (on snaa
+ * loopback this is what hands the send queue to another CPU).  Each add
+ * of 1 must see a distinct value, so the results are exactly 0 ..
+ * ATOMIC_N - 1, and the signaled completions come once each, in order.
+ */
+#define ATOMIC_SIG	16
+
+static void atomics_unsignaled(void)
+{
+	uint64_t *counter, *res;
+	struct ibv_wc wc;
+	struct ep a, b;
+	int posted = 0, done = 0, i, n;
+	bool ok = true;
+
+	if (!pair_open(&a, &b, ACCESS)) {
+		vu_report(false, "atomics unsignaled: setup");
+		return;
+	}
+	counter = (uint64_t *)(b.buf.p + DST_OFF);
+	*counter = 0;
+	res = (uint64_t *)(a.buf.p + SRC_OFF);
+	memset(res, 0xff, ATOMIC_N * 8);
+	while (done < ATOMIC_N && ok) {
+		while (posted < ATOMIC_N &&
+		       posted - done < QP_WR - ATOMIC_SIG) {
+			bool sig = posted % ATOMIC_SIG == ATOMIC_SIG - 1 ||
+				   posted == ATOMIC_N - 1;
+
+			ok = !post_atomic_flags(&a,
+						IBV_WR_ATOMIC_FETCH_AND_ADD,
+						posted, SRC_OFF +
+						(size_t)posted * 8,
+						(uintptr_t)counter,
+						b.buf.mr->rkey, 1, 0,
+						sig ? IBV_SEND_SIGNALED : 0);
+			if (!ok)
+				break;
+			posted++;
+		}
+		n = ok ? vu_poll_cq(a.scq, &wc, 1, vu_now() + opt.timeout) : 0;
+		if (n != 1 || wc.status != IBV_WC_SUCCESS ||
+		    wc.wr_id != (uint64_t)(done + ATOMIC_SIG - 1 < ATOMIC_N ?
+					   done + ATOMIC_SIG - 1 :
+					   ATOMIC_N - 1)) {
+			vu_diag("after %d fetch & adds: %s, wr_id %llu", done,
+				n == 1 ? ibv_wc_status_str(wc.status) :
+					 "no completion",
+				n == 1 ? (unsigned long long)wc.wr_id : 0ULL);
+			ok = false;
+			break;
+		}
+		done = (int)wc.wr_id + 1;
+	}
+	ok = ok && vu_cq_stays_empty(a.scq, 100, "A's send CQ") &&
+	     vu_bytes_eq("counter", (uint8_t *)counter,
+			 (uint8_t *)&(uint64_t){ ATOMIC_N }, 8, 0);
+	if (ok) {
+		qsort(res, ATOMIC_N, 8, cmp_u64);
+		for (i = 0; i < ATOMIC_N && ok; i++)
+			if (res[i] != (uint64_t)i) {
+				vu_diag("sorted result %d is %" PRIu64, i,
+					res[i]);
+				ok = false;
+			}
+	}
+	vu_report(ok, "atomics unsignaled: %d fetch & adds, every %dth "
+		  "signaled, up to %d outstanding: the counter ends at %d, "
+		  "the results are 0 .. %d, %d completions in order",
+		  ATOMIC_N, ATOMIC_SIG, QP_WR - ATOMIC_SIG, ATOMIC_N,
+		  ATOMIC_N - 1, ATOMIC_N / ATOMIC_SIG);
+	ep_close(&a);
+	ep_close(&b);
+}
+
 static void case_atomics(void)
 {
 	uint64_t *counter, *res;
@@ -1118,6 +1206,10 @@ static void case_atomics(void)
 			  "atomic adds on one counter: it ends at %d, every "
 			  "remote result distinct",
 			  ATOMIC_N, ATOMIC_N, 2 * ATOMIC_N);
+	ep_close(&a);
+	ep_close(&b);
+	atomics_unsignaled();
+	return;
 out:
 	ep_close(&a);
 	ep_close(&b);

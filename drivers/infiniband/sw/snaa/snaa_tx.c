@@ -968,10 +968,55 @@ static bool snaa_sq_may_move(struct snaa_qp *qp)
 }
 
 /*
- * Doorbell from user space: run the SQ right here (no work queue hop)
- * if nobody else is running it and we are on the QP's CPU, or the QP
- * loops back (delivery is synchronous, so no backlog can reorder it),
- * or the SQ can move to this CPU.
+ * Hand a looped-back RC QP's send queue to a work item on another CPU?
+ * Only if the WQE the doorbell rang for is unsignaled and fits in one
+ * packet: its poster does not wait for it and is likely to post more,
+ * and the cost per WQE is mostly fixed.  The work item then runs
+ * requester, responder and completer beside the poster, and until it
+ * has emptied the ring and flagged it idle the poster's next WQEs need
+ * no doorbell (snaa-abi.h).  A signaled WQE, which a ping-pong waits
+ * for, and a long message, whose cost is in its bytes, are processed in
+ * the poster's context right away.  The WQE is read from the shared
+ * ring without a lock: a hint, any value is safe.
+ */
+static bool snaa_sq_hand_off(struct snaa_qp *qp, int cpu)
+{
+	const struct snaa_sqe *slot;
+	unsigned int other;
+	u32 i, n, flags;
+	u64 len;
+
+	if (!READ_ONCE(qp->av.loopback) || qp->ibqp.qp_type != IB_QPT_RC)
+		return false;
+	slot = snaa_ring_slot(&qp->sq, READ_ONCE(qp->req.head));
+	flags = READ_ONCE(slot->flags);
+	if (flags & SNAA_WQE_SIGNALED)
+		return false;
+	if (flags & SNAA_WQE_INLINE) {
+		len = READ_ONCE(slot->inline_len);
+	} else {
+		n = min_t(u32, READ_ONCE(slot->num_sge), qp->max_send_sge);
+		for (i = 0, len = 0; i < n; i++)
+			len += READ_ONCE(slot->sge[i].length);
+	}
+	if (len > qp->path_mtu)
+		return false;
+	other = cpumask_any_but(cpu_online_mask, cpu);
+	if (other >= nr_cpu_ids)
+		return false;
+	/* No doorbell meanwhile: the work item looks at the ring. */
+	WRITE_ONCE(qp->sq.ring->flags, 0);
+	WRITE_ONCE(qp->tx_cpu, other);
+	snaa_sq_schedule(qp);
+	return true;
+}
+
+/*
+ * Doorbell from user space: hand the SQ to another CPU if that pays
+ * (snaa_sq_hand_off()); else run it right here (no work queue hop) if
+ * nobody else is running it and we are on the QP's CPU, or the QP loops
+ * back (delivery is synchronous, so no backlog can reorder it), or the
+ * SQ can move to this CPU.
  */
 static void snaa_sq_kick(struct snaa_qp *qp)
 {
@@ -980,6 +1025,10 @@ static void snaa_sq_kick(struct snaa_qp *qp)
 
 	migrate_disable();
 	cpu = raw_smp_processor_id();
+	if (snaa_sq_hand_off(qp, cpu)) {
+		migrate_enable();
+		return;
+	}
 	if (mutex_trylock(&qp->sq_mutex)) {
 		if (cpu != qp->tx_cpu && !READ_ONCE(qp->av.loopback) &&
 		    snaa_sq_may_move(qp))
