@@ -86,6 +86,12 @@ static u32 snaa_ud_mtu(struct snaa_qp *qp)
 	return snaa_mtu_from_netdev(READ_ONCE(qp->sdev->ndev->mtu));
 }
 
+/* Does a successful WQE with these SNAA_WQE_* flags make a completion? */
+static bool snaa_wqe_signaled(const struct snaa_qp *qp, u32 flags)
+{
+	return qp->sq_sig_all || (flags & SNAA_WQE_SIGNALED);
+}
+
 /**
  * snaa_sq_complete() - complete the oldest outstanding send WQE
  * @qp: the QP
@@ -124,8 +130,7 @@ void snaa_sq_complete(struct snaa_qp *qp, enum ib_wc_status status)
 		qp->req.rd_atomic--;	/* it was in [kidx, cur) */
 	}
 	snaa_ring_publish_consumer(&qp->sq, ++qp->sq.kidx);
-	if (status != IB_WC_SUCCESS || qp->sq_sig_all ||
-	    (w->wqe.flags & SNAA_WQE_SIGNALED))
+	if (status != IB_WC_SUCCESS || snaa_wqe_signaled(qp, w->wqe.flags))
 		snaa_cq_post(qp->scq, &cqe, qp, false);
 }
 
@@ -969,9 +974,10 @@ static bool snaa_sq_may_move(struct snaa_qp *qp)
 
 /*
  * Hand a looped-back RC QP's send queue to a work item on another CPU?
- * Only if the WQE the doorbell rang for is unsignaled and fits in one
- * packet: its poster does not wait for it and is likely to post more,
- * and the cost per WQE is mostly fixed.  The work item then runs
+ * Only if the WQE the doorbell rang for is unsignaled (no
+ * IBV_SEND_SIGNALED, no sq_sig_all) and fits in one packet: its poster
+ * does not wait for it and is likely to post more, and the cost per WQE
+ * is mostly fixed.  The work item then runs
  * requester, responder and completer beside the poster, and until it
  * has emptied the ring and flagged it idle the poster's next WQEs need
  * no doorbell (snaa-abi.h).  A signaled WQE, which a ping-pong waits
@@ -990,7 +996,7 @@ static bool snaa_sq_hand_off(struct snaa_qp *qp, int cpu)
 		return false;
 	slot = snaa_ring_slot(&qp->sq, READ_ONCE(qp->req.head));
 	flags = READ_ONCE(slot->flags);
-	if (flags & SNAA_WQE_SIGNALED)
+	if (snaa_wqe_signaled(qp, flags))
 		return false;
 	if (flags & SNAA_WQE_INLINE) {
 		len = READ_ONCE(slot->inline_len);
