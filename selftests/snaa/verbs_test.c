@@ -2385,15 +2385,30 @@ static void hardening_modify(struct vu_dev *da, struct vu_dev *db)
  * the device reports is refused (the responder could not keep the
  * resources it promises), a larger max_rd_atomic is clamped.
  */
+/* @qp is in @state with both READ/atomic depths at the device's limit. */
+static bool rd_atomic_is(struct ibv_qp *qp, enum ibv_qp_state state)
+{
+	struct ibv_qp_init_attr init;
+	struct ibv_qp_attr attr;
+	int ret;
+
+	memset(&attr, 0, sizeof(attr));
+	ret = ibv_query_qp(qp, &attr, IBV_QP_STATE | IBV_QP_MAX_QP_RD_ATOMIC |
+			   IBV_QP_MAX_DEST_RD_ATOMIC, &init);
+	return eq_ret("ibv_query_qp", ret, 0) &&
+	       eq_state("qp_state", attr.qp_state, state) &&
+	       eq("max_rd_atomic", attr.max_rd_atomic, LIM_RD_ATOMIC) &&
+	       eq("max_dest_rd_atomic", attr.max_dest_rd_atomic,
+		  LIM_RD_ATOMIC);
+}
+
 static void hardening_rd_atomic(struct vu_dev *da, struct vu_dev *db)
 {
 	struct qp_req rc = REQ_DEFAULT;
 	struct vu_rc_attr saved = vu_rc;
-	struct ibv_qp_init_attr init;
 	struct ibv_qp_attr attr;
 	struct ep a, b;
 	bool ok;
-	int ret;
 
 	rc.rc = true;
 	if (!fx_setup("hardening: rd_atomic limits", FX_RESET, &a, da, &rc,
@@ -2411,13 +2426,7 @@ static void hardening_rd_atomic(struct vu_dev *da, struct vu_dev *db)
 		     ep_rtr(&a, &b, g_mtu), 0);
 	vu_rc.max_rd_atomic = 255;
 	ok &= eq_ret("RTR->RTS with max_rd_atomic 255", ep_rts(&a), 0);
-	memset(&attr, 0, sizeof(attr));
-	ret = ibv_query_qp(a.qp, &attr, IBV_QP_MAX_QP_RD_ATOMIC |
-			   IBV_QP_MAX_DEST_RD_ATOMIC, &init);
-	ok &= eq_ret("ibv_query_qp", ret, 0) &&
-	      eq("max_rd_atomic", attr.max_rd_atomic, LIM_RD_ATOMIC) &&
-	      eq("max_dest_rd_atomic", attr.max_dest_rd_atomic,
-		 LIM_RD_ATOMIC);
+	ok &= rd_atomic_is(a.qp, IBV_QPS_RTS);
 	vu_rc = saved;
 	vu_report(ok, "hardening: RC max_dest_rd_atomic 129 is refused "
 		  "(EINVAL, QP stays in INIT), 128 is taken; max_rd_atomic "
@@ -2435,13 +2444,7 @@ static void hardening_rd_atomic(struct vu_dev *da, struct vu_dev *db)
 	ok &= eq_ret("SQD->SQD with max_dest_rd_atomic 128 (unchanged)",
 		     ibv_modify_qp(a.qp, &attr, IBV_QP_STATE |
 				   IBV_QP_MAX_DEST_RD_ATOMIC), 0);
-	memset(&attr, 0, sizeof(attr));
-	ret = ibv_query_qp(a.qp, &attr, IBV_QP_STATE |
-			   IBV_QP_MAX_DEST_RD_ATOMIC, &init);
-	ok &= eq_ret("ibv_query_qp", ret, 0) &&
-	      eq_state("A", attr.qp_state, IBV_QPS_SQD) &&
-	      eq("max_dest_rd_atomic", attr.max_dest_rd_atomic,
-		 LIM_RD_ATOMIC);
+	ok &= rd_atomic_is(a.qp, IBV_QPS_SQD);
 	vu_report(ok, "hardening: in SQD, max_dest_rd_atomic cannot change "
 		  "(EINVAL for 4, the same 128 is accepted): the responder "
 		  "resources keep their size while answers may be pending");
