@@ -964,8 +964,11 @@ static void case_rd_atomic(void)
 			errs++;
 		else if (wc.status == IBV_WC_WR_FLUSH_ERR && errs)
 			flushed++;
-		else
+		else {
+			vu_diag("READ %d: %s after %d succeeded, %d errors", i,
+				ibv_wc_status_str(wc.status), good, errs);
 			ok = false;
+		}
 	}
 	if (ok && b_is_rxe && good == 4) {
 		/* rdma_rxe keeps as many READs as come, whatever it agreed */
