@@ -2380,11 +2380,6 @@ static void hardening_modify(struct vu_dev *da, struct vu_dev *db)
 	fx_teardown(&a, &b);
 }
 
-/*
- * The READ/atomic limits of an RC QP: a max_dest_rd_atomic above what
- * the device reports is refused (the responder could not keep the
- * resources it promises), a larger max_rd_atomic is clamped.
- */
 /* @qp is in @state with both READ/atomic depths at the device's limit. */
 static bool rd_atomic_is(struct ibv_qp *qp, enum ibv_qp_state state)
 {
@@ -2402,6 +2397,11 @@ static bool rd_atomic_is(struct ibv_qp *qp, enum ibv_qp_state state)
 		  LIM_RD_ATOMIC);
 }
 
+/*
+ * The READ/atomic limits of an RC QP: a max_dest_rd_atomic above what
+ * the device reports is refused (the responder could not keep the
+ * resources it promises), a larger max_rd_atomic is clamped.
+ */
 static void hardening_rd_atomic(struct vu_dev *da, struct vu_dev *db)
 {
 	struct qp_req rc = REQ_DEFAULT;
