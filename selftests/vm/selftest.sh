@@ -117,7 +117,21 @@ t_readonly_host() {
 tests+=("a kernel panic ends the run with 125")
 t_panic() {
 	vm 125 sh -c 'echo c >/proc/sysrq-trigger; sleep 30' &&
-		grep -q 'Kernel panic' "$work/err"
+		grep -q 'Kernel panic' "$work/err" || return 1
+	if grep -q 'booting once more' "$work/err"; then
+		echo "# a panic after the command started was retried"
+		return 1
+	fi
+}
+
+tests+=("a VM that dies while booting is booted once more")
+t_boot_retry() {
+	# Without its initramfs /init the kernel panics before the command
+	# starts; the second boot is a normal one.
+	SNAA_VM_APPEND_FIRST=rdinit=/nonexistent vm 0 echo second &&
+		expect_output $'second\n' &&
+		grep -q 'died before the command started (Kernel panic' "$work/err" &&
+		grep -q 'booting once more' "$work/err"
 }
 
 tests+=("the hard timeout kills the VM")
@@ -138,7 +152,7 @@ t_usage() {
 }
 
 funcs=(t_true t_status t_fake_text t_fake_result t_warning t_args t_env
-	t_readonly_host t_panic t_timeout t_usage)
+	t_readonly_host t_panic t_boot_retry t_timeout t_usage)
 
 ## KTAP driver ##
 
