@@ -44,7 +44,10 @@
  *               ERR, hw_counters cqe_overflow moves; modify_qp is all or
  *               nothing (a failed INIT->RTR leaves dest_qp_num alone) and
  *               refuses a false IBV_QP_CUR_STATE (the path MTU bound is
- *               malformed.sh's, on a netdev of MTU 1500)
+ *               malformed.sh's, on a netdev of MTU 1500); 4602 QPs and
+ *               8702 MRs (more than snaa's lookup tables have buckets):
+ *               distinct numbers and keys, and SENDs to the QPs and MRs
+ *               created first and last arrive byte-exact
  * 10 cq_ex      the extended CQ (ibv_create_cq_ex, ibv_start_poll)
  * 11 wr_api     the ibv_wr_* send API
  * 12 srq        shared receive queues
@@ -2206,6 +2209,123 @@ out:
 	free(mem);
 }
 
+/*
+ * More QPs and MR keys than the driver's lookup tables have buckets (4096
+ * and 8192, snaa.h): numbers and keys then share buckets.  The QP and MR
+ * created before the crowd and the ones created after it must still be
+ * what the packets addressed to them find.
+ */
+#define CROWD_QPS	4600
+#define CROWD_MRS	8700
+
+static int cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Do n numbers (sorted in place) repeat? */
+static bool all_distinct(const char *what, uint32_t *v, int n)
+{
+	int i;
+
+	qsort(v, n, sizeof(*v), cmp_u32);
+	for (i = 1; i < n; i++) {
+		if (v[i] == v[i - 1]) {
+			vu_diag("%s: 0x%x given twice", what, v[i]);
+			return false;
+		}
+	}
+	return true;
+}
+
+static void hardening_crowd(struct vu_dev *da, struct vu_dev *db)
+{
+	struct ibv_qp **qps = calloc(CROWD_QPS, sizeof(*qps));
+	struct ibv_mr **mrs = calloc(CROWD_MRS, sizeof(*mrs));
+	uint32_t *qpn = calloc(CROWD_QPS + 2, sizeof(*qpn));
+	uint32_t *idx = calloc(CROWD_MRS + 2, sizeof(*idx));
+	struct ep first, last = { 0 }, p1, p2 = { 0 };
+	int i, nqp = 0, nmr = 0;
+	struct ibv_cq *cq = NULL;
+	void *mem = NULL;
+	bool ok = false;
+
+	if (!qps || !mrs || !qpn || !idx) {
+		vu_report(false, "hardening: crowded tables: setup (no memory)");
+		goto out;
+	}
+	if (!fx_setup("hardening: crowded tables", FX_RESET, &first, da, NULL,
+		      &p1, db, NULL))
+		goto out;
+	cq = ibv_create_cq(da->ctx, 16, NULL, NULL, 0);
+	if (!cq || posix_memalign(&mem, 4096, 4096)) {
+		vu_diag("CQ or buffer: %s", strerror(errno));
+		goto report;
+	}
+	for (nqp = 0; nqp < CROWD_QPS; nqp++) {
+		struct ibv_qp_cap cap = { 1, 1, 1, 1, 0 };
+
+		qps[nqp] = vu_qp_create(da->pd, IBV_QPT_UC, cq, cq, &cap);
+		if (!qps[nqp]) {
+			vu_diag("QP %d of %d: %s", nqp + 1, CROWD_QPS,
+				strerror(errno));
+			goto report;
+		}
+		qpn[nqp] = qps[nqp]->qp_num;
+	}
+	for (nmr = 0; nmr < CROWD_MRS; nmr++) {
+		mrs[nmr] = ibv_reg_mr(da->pd, mem, 4096,
+				      IBV_ACCESS_LOCAL_WRITE |
+				      IBV_ACCESS_REMOTE_WRITE);
+		if (!mrs[nmr]) {
+			vu_diag("MR %d of %d: %s", nmr + 1, CROWD_MRS,
+				strerror(errno));
+			goto report;
+		}
+		idx[nmr] = mrs[nmr]->rkey >> 8;
+	}
+	if (ep_open(&last, da, 'L', &REQ_DEFAULT) ||
+	    ep_open(&p2, db, 'Q', &REQ_DEFAULT) ||
+	    pair_connect(&first, &p1, g_mtu) || pair_connect(&last, &p2, g_mtu))
+		goto report;
+	qpn[CROWD_QPS] = first.qp->qp_num;
+	qpn[CROWD_QPS + 1] = last.qp->qp_num;
+	idx[CROWD_MRS] = first.mem.mr->rkey >> 8;
+	idx[CROWD_MRS + 1] = last.mem.mr->rkey >> 8;
+	ok = true;
+report:
+	vu_report(ok && all_distinct("QP numbers", qpn, CROWD_QPS + 2) &&
+		  all_distinct("MR key indices", idx, CROWD_MRS + 2),
+		  "hardening: %d QPs and %d MRs on one device: every QP "
+		  "number and key index distinct", CROWD_QPS + 2,
+		  CROWD_MRS + 2);
+	vu_report(ok && send_msg(&p1, &first, 1000, 0x91, "crowd: first"),
+		  "hardening: among %d QPs and %d MRs, a SEND reaches the "
+		  "QP and MR created before them, byte-exact", CROWD_QPS,
+		  CROWD_MRS);
+	vu_report(ok && send_msg(&p2, &last, 1000, 0x92, "crowd: last"),
+		  "hardening: among %d QPs and %d MRs, a SEND reaches the "
+		  "QP and MR created after them, byte-exact", CROWD_QPS,
+		  CROWD_MRS);
+	for (i = 0; i < nqp; i++)
+		ibv_destroy_qp(qps[i]);
+	for (i = 0; i < nmr; i++)
+		ibv_dereg_mr(mrs[i]);
+	if (cq)
+		ibv_destroy_cq(cq);
+	free(mem);
+	ep_close(&last);
+	ep_close(&p2);
+	fx_teardown(&first, &p1);
+out:
+	free(qps);
+	free(mrs);
+	free(qpn);
+	free(idx);
+}
+
 /* An asynchronous event a test waits for. */
 struct want_event {
 	enum ibv_event_type type;
@@ -2481,6 +2601,7 @@ static void case_hardening(struct vu_dev *da, struct vu_dev *db)
 	printf("# case 9: hardening (A %s, B %s)\n", da->name, db->name);
 	hardening_attrs(da);
 	hardening_random(da);
+	hardening_crowd(da, db);
 	hardening_cq_overflow(da, db);
 	hardening_modify(da, db);
 	hardening_rd_atomic(da, db);

@@ -21,6 +21,7 @@
 
 #include "compat.h"
 #include "snaa_hdr.h"
+#include "snaa_table.h"
 
 #define SNAA_DRV_NAME		"snaa"
 #define SNAA_NODE_DESC		"snaa soft-RoCE"
@@ -64,6 +65,13 @@
 #define SNAA_MIN_QPN		(SNAA_FIXED_QPN_MAX + 1)
 #define SNAA_MAX_QPN		(SNAA_QPN_MASK - 1)
 #define SNAA_MR_INDEX_MAX	0xffffffu
+/*
+ * Buckets of the QP and key tables (snaa_table.h), log2: 32 and 64 KiB.
+ * While there are fewer objects than buckets, a new one nearly always
+ * gets a bucket of its own.
+ */
+#define SNAA_QP_TABLE_ORDER	12
+#define SNAA_KEY_TABLE_ORDER	13
 #define SNAA_GID_TBL_LEN	64
 #define SNAA_PKEY_TBL_LEN	1
 
@@ -83,8 +91,8 @@ struct snaa_dev {
 	struct list_head net_list;
 	enum ib_port_state port_state;
 
-	struct xarray qp_xa;		/* QPN -> snaa_qp_ref, RCU readers */
-	struct xarray mr_xa;		/* key >> 8 -> snaa_mr, RCU readers */
+	struct snaa_table qp_table;	/* QPN -> snaa_qp_ref */
+	struct snaa_table key_table;	/* key >> 8 -> snaa_mr, snaa_mw */
 	struct xarray ah_xa;		/* ahn -> snaa_ah_av, RCU readers */
 	u32 ah_next;			/* cyclic allocation hint for ah_xa */
 	atomic_t num_pd;
@@ -210,6 +218,7 @@ struct snaa_pd {
 struct snaa_mr {
 	struct ib_mr ibmr;
 	struct snaa_dev *sdev;
+	struct snaa_tnode tn;		/* in key_table, tag SNAA_KEY_MR */
 	struct ib_umem *umem;
 	struct page **pages;
 	unsigned long npages;
@@ -234,16 +243,17 @@ struct snaa_mr {
 
 /*
  * Memory window.  Its R_Key shares the MR key space (index << 8 | key
- * byte); in sdev->mr_xa it is stored as a pointer tagged
- * SNAA_XA_TAG_MW.  The core owns struct ib_mw (struct snaa_ibmw) and
+ * byte): sdev->key_table holds MRs and windows, told apart by the tag
+ * of their entry.  The core owns struct ib_mw (struct snaa_ibmw) and
  * frees it without RCU, so the window itself is a separate object that
- * RCU readers of the xarray may still see after it is erased.
+ * RCU readers of the table may still see after it is removed.
  *
  * @lock guards the binding: @rkey, @mr, @va, @length, @access, @qpn.  A
  * window is bound while @mr is set; it holds one of @mr's num_mw.
  */
 struct snaa_mw {
 	struct snaa_dev *sdev;
+	struct snaa_tnode tn;		/* in key_table, tag SNAA_KEY_MW */
 	struct ib_pd *pd;
 	enum ib_mw_type type;
 	spinlock_t lock;		/* the binding: fields below */
@@ -258,7 +268,11 @@ struct snaa_mw {
 	struct rcu_head rcu;
 };
 
-#define SNAA_XA_TAG_MW		1
+/* What a key_table entry belongs to (snaa_tnode.tag). */
+enum snaa_key_kind {
+	SNAA_KEY_MR,
+	SNAA_KEY_MW,
+};
 
 struct snaa_ibmw {
 	struct ib_mw ibmw;
@@ -555,7 +569,8 @@ struct snaa_recv_state {
 };
 
 /**
- * struct snaa_qp_ref - what the QP table (snaa_dev.qp_xa) points to
+ * struct snaa_qp_ref - what the QP table (snaa_dev.qp_table) finds
+ * @tn: the entry in the table; its ID is the QPN
  * @ref: one for the QP itself, one per packet or timer using it
  * @qp: the QP; valid while @ref could be raised from non-zero
  * @rcu: freed after a grace period: snaa_qp_get() reads @ref under RCU
@@ -565,6 +580,7 @@ struct snaa_recv_state {
  * per destroy; this small object carries the reference instead.
  */
 struct snaa_qp_ref {
+	struct snaa_tnode tn;
 	refcount_t ref;
 	struct snaa_qp *qp;
 	struct rcu_head rcu;
@@ -778,7 +794,7 @@ struct snaa_mr *snaa_mr_get_index(struct snaa_dev *sdev, u32 key);
 int snaa_mr_fr_reg(struct snaa_mr *mr, u32 key, int access);
 int snaa_mr_fr_invalidate(struct snaa_mr *mr, struct ib_pd *pd, u32 key);
 void snaa_mr_unref(struct snaa_mr *mr);
-int snaa_key_publish(struct snaa_dev *sdev, void *entry, u32 *key);
+int snaa_key_publish(struct snaa_dev *sdev, struct snaa_tnode *tn, u32 *key);
 int snaa_mr_access_valid(int access);
 struct snaa_mr *snaa_rkey_get(struct snaa_qp *qp, u32 rkey, u64 va, u64 len,
 			      int access, int *err);

@@ -67,11 +67,9 @@ static void snaa_dealloc_driver(struct ib_device *ibdev)
 
 	snaa_net_dev_del(sdev);
 	debugfs_remove_recursive(sdev->debugfs);
-	WARN_ON(!xa_empty(&sdev->qp_xa));
-	WARN_ON(!xa_empty(&sdev->mr_xa));
+	snaa_table_destroy(&sdev->qp_table);
+	snaa_table_destroy(&sdev->key_table);
 	WARN_ON(!xa_empty(&sdev->ah_xa));
-	xa_destroy(&sdev->qp_xa);
-	xa_destroy(&sdev->mr_xa);
 	xa_destroy(&sdev->ah_xa);
 	free_percpu(sdev->stats);
 	netdev_put(sdev->ndev, &sdev->ndev_tracker);
@@ -179,12 +177,12 @@ static int snaa_newlink(const char *ibdev_name, struct net_device *ndev)
 	sdev->port_state = snaa_port_state(sdev);
 	INIT_LIST_HEAD(&sdev->list);
 	INIT_LIST_HEAD(&sdev->net_list);
-	xa_init(&sdev->qp_xa);
-	xa_init(&sdev->mr_xa);
 	xa_init_flags(&sdev->ah_xa, XA_FLAGS_ALLOC1);
 	sdev->stats = __alloc_percpu(sizeof(u64) * SNAA_CNT_NR,
 				     __alignof__(u64));
-	if (!sdev->stats) {
+	if (!sdev->stats ||
+	    snaa_table_init(&sdev->qp_table, SNAA_QP_TABLE_ORDER) ||
+	    snaa_table_init(&sdev->key_table, SNAA_KEY_TABLE_ORDER)) {
 		err = -ENOMEM;
 		goto err_dealloc;
 	}

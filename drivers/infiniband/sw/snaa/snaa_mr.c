@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * snaa protection domains and memory regions: registration, key lookup
- * without a global lock (xarray + RCU + per-MR reference), access and
+ * without a global lock (ID table + RCU + per-MR reference), access and
  * bounds checks, and copies between MRs and buffers or skbs.
  */
 
@@ -88,7 +88,7 @@ static struct snaa_mr *snaa_mr_alloc(struct snaa_dev *sdev, int access)
 /**
  * snaa_key_publish() - publish an MR or a window under a fresh key
  * @sdev: the device
- * @entry: what sdev->mr_xa is to hold (a window's pointer is tagged)
+ * @tn: the object's entry for sdev->key_table, its tag set
  * @key: set to the key
  *
  * From here on the wire can find it.  The key is index << 8 | key byte,
@@ -99,26 +99,23 @@ static struct snaa_mr *snaa_mr_alloc(struct snaa_dev *sdev, int access)
  *
  * Return: 0 or -ENOMEM.
  */
-int snaa_key_publish(struct snaa_dev *sdev, void *entry, u32 *key)
+int snaa_key_publish(struct snaa_dev *sdev, struct snaa_tnode *tn, u32 *key)
 {
-	int tries, err = -EBUSY;
-	u32 idx;
+	int err;
 
-	for (tries = 0; tries < 64 && err == -EBUSY; tries++) {
-		idx = get_random_u32_inclusive(1, SNAA_MR_INDEX_MAX);
-		*key = idx << 8 | get_random_u8();
-		err = xa_insert(&sdev->mr_xa, idx, entry, GFP_KERNEL_ACCOUNT);
-	}
-	if (err)
-		return err == -EBUSY ? -ENOMEM : err;
-	return 0;
+	err = snaa_table_insert_random(&sdev->key_table, tn, 1,
+				       SNAA_MR_INDEX_MAX);
+	if (!err)
+		*key = tn->id << 8 | get_random_u8();
+	return err;
 }
 
 static int snaa_mr_publish(struct snaa_mr *mr)
 {
 	int err;
 
-	err = snaa_key_publish(mr->sdev, mr, &mr->ibmr.lkey);
+	mr->tn.tag = SNAA_KEY_MR;
+	err = snaa_key_publish(mr->sdev, &mr->tn, &mr->ibmr.lkey);
 	mr->ibmr.rkey = mr->ibmr.lkey;
 	mr->fr_key = mr->ibmr.lkey;
 	return err;
@@ -343,8 +340,8 @@ int snaa_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 	/* IBA 10.6.7.2.1: not while windows are bound to it. */
 	if (atomic_cmpxchg(&mr->num_mw, 0, -1) != 0)
 		return -EBUSY;
-	xa_erase(&mr->sdev->mr_xa, mr->ibmr.lkey >> 8);
-	/* Wait for packets that found the MR before it was erased. */
+	snaa_table_remove(&mr->sdev->key_table, &mr->tn);
+	/* Wait for packets that found the MR before it was removed. */
 	snaa_mr_unref(mr);
 	wait_for_completion(&mr->done);
 	snaa_mr_destroy(mr);
@@ -363,14 +360,16 @@ int snaa_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
  */
 struct snaa_mr *snaa_mr_get_index(struct snaa_dev *sdev, u32 key)
 {
-	struct snaa_mr *mr;
-	void *entry;
+	struct snaa_mr *mr = NULL;
+	struct snaa_tnode *tn;
 
 	rcu_read_lock();
-	entry = xa_load(&sdev->mr_xa, key >> 8);
-	mr = xa_pointer_tag(entry) ? NULL : entry;
-	if (mr && !refcount_inc_not_zero(&mr->ref))
-		mr = NULL;
+	tn = snaa_table_find(&sdev->key_table, key >> 8);
+	if (tn && tn->tag == SNAA_KEY_MR) {
+		mr = container_of(tn, struct snaa_mr, tn);
+		if (!refcount_inc_not_zero(&mr->ref))
+			mr = NULL;
+	}
 	rcu_read_unlock();
 	return mr;
 }

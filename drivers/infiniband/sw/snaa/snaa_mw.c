@@ -4,8 +4,8 @@
  * send queue: bind, local invalidate, fast registration, and the remote
  * invalidation a SEND with invalidate asks for.
  *
- * A window's R_Key lives in the MR key space (sdev->mr_xa, tagged
- * pointer).  Binding and invalidation run in the send queue processor
+ * A window's R_Key lives in the MR key space (sdev->key_table, entry
+ * tagged SNAA_KEY_MW).  Binding and invalidation run in the send queue processor
  * or the responder, under the window's lock; remote accesses take the
  * lock to check the R_Key, rights and bounds, then use the MR the
  * window is bound to with a reference of their own.
@@ -43,8 +43,8 @@ int snaa_alloc_mw(struct ib_mw *ibmw, struct ib_udata *udata)
 	spin_lock_init(&mw->lock);
 	refcount_set(&mw->ref, 1);
 	init_completion(&mw->done);
-	err = snaa_key_publish(sdev, xa_tag_pointer(mw, SNAA_XA_TAG_MW),
-			       &mw->rkey);
+	mw->tn.tag = SNAA_KEY_MW;
+	err = snaa_key_publish(sdev, &mw->tn, &mw->rkey);
 	if (err) {
 		kfree(mw);
 		atomic_dec(&sdev->num_mw);
@@ -73,7 +73,7 @@ int snaa_dealloc_mw(struct ib_mw *ibmw)
 	struct snaa_dev *sdev = mw->sdev;
 	struct snaa_mr *mr;
 
-	xa_erase(&sdev->mr_xa, mw->rkey >> 8);
+	snaa_table_remove(&sdev->key_table, &mw->tn);
 	spin_lock_bh(&mw->lock);
 	mr = snaa_mw_unbind(mw);
 	spin_unlock_bh(&mw->lock);
@@ -98,12 +98,12 @@ int snaa_dealloc_mw(struct ib_mw *ibmw)
 struct snaa_mw *snaa_mw_get(struct snaa_dev *sdev, u32 key)
 {
 	struct snaa_mw *mw = NULL;
-	void *entry;
+	struct snaa_tnode *tn;
 
 	rcu_read_lock();
-	entry = xa_load(&sdev->mr_xa, key >> 8);
-	if (xa_pointer_tag(entry) == SNAA_XA_TAG_MW) {
-		mw = xa_untag_pointer(entry);
+	tn = snaa_table_find(&sdev->key_table, key >> 8);
+	if (tn && tn->tag == SNAA_KEY_MW) {
+		mw = container_of(tn, struct snaa_mw, tn);
 		if (!refcount_inc_not_zero(&mw->ref))
 			mw = NULL;
 	}

@@ -40,31 +40,27 @@ static int snaa_qp_check_cap(struct ib_qp_cap *cap)
 }
 
 /*
- * Enter @qref into the QP table: QPN 1 for the GSI QP, else a random
- * free QPN.  With at most SNAA_MAX_QP QPs in a space of 2^24, a draw
- * hits a free number with probability > 99.9 %: running out of draws
- * means the RNG is broken.
+ * Enter @qref into the QP table: QPN 1 for the GSI QP, @fixed if set
+ * (-EBUSY if it is taken), else a random free QPN.  With at most
+ * SNAA_MAX_QP QPs in a space of 2^24, a draw hits a free number with
+ * probability > 99.9 %: running out of draws (-ENOMEM) means the RNG is
+ * broken.
  */
 static int snaa_qpn_alloc(struct snaa_dev *sdev, struct snaa_qp_ref *qref,
 			  enum ib_qp_type type, u32 fixed, u32 *qpn)
 {
-	int tries, err = -EBUSY;
-	u32 n;
+	int err;
 
 	if (type == IB_QPT_GSI)
 		fixed = 1;
-	if (fixed) {
-		*qpn = fixed;
-		return xa_insert(&sdev->qp_xa, fixed, qref, GFP_KERNEL_ACCOUNT);
-	}
-	for (tries = 0; tries < 64 && err == -EBUSY; tries++) {
-		n = get_random_u32_inclusive(SNAA_MIN_QPN, SNAA_MAX_QPN);
-		err = xa_insert(&sdev->qp_xa, n, qref, GFP_KERNEL_ACCOUNT);
-	}
-	if (err)
-		return err == -EBUSY ? -ENOMEM : err;
-	*qpn = n;
-	return 0;
+	if (fixed)
+		err = snaa_table_insert(&sdev->qp_table, &qref->tn, fixed);
+	else
+		err = snaa_table_insert_random(&sdev->qp_table, &qref->tn,
+					       SNAA_MIN_QPN, SNAA_MAX_QPN);
+	if (!err)
+		*qpn = qref->tn.id;
+	return err;
 }
 
 /*
@@ -108,7 +104,7 @@ static void snaa_qp_unpublish(struct snaa_qp *qp)
 {
 	struct snaa_qp_ref *qref = qp->qref;
 
-	xa_erase(&qp->sdev->qp_xa, qp->ibqp.qp_num);
+	snaa_table_remove(&qp->sdev->qp_table, &qref->tn);
 	snaa_qp_put(qp);
 	wait_for_completion(&qp->done);
 	kfree_rcu(qref, rcu);
@@ -334,11 +330,15 @@ struct snaa_qp *snaa_qp_get(struct snaa_dev *sdev, u32 qpn)
 {
 	struct snaa_qp_ref *qref;
 	struct snaa_qp *qp = NULL;
+	struct snaa_tnode *tn;
 
 	rcu_read_lock();
-	qref = xa_load(&sdev->qp_xa, qpn);
-	if (qref && refcount_inc_not_zero(&qref->ref))
-		qp = qref->qp;
+	tn = snaa_table_find(&sdev->qp_table, qpn);
+	if (tn) {
+		qref = container_of(tn, struct snaa_qp_ref, tn);
+		if (refcount_inc_not_zero(&qref->ref))
+			qp = qref->qp;
+	}
 	rcu_read_unlock();
 	return qp;
 }
