@@ -34,9 +34,11 @@
  *            past the end, to random values, flips the flags word and
  *            random bytes, corrupts CQ rings (consumer, producer, CQEs);
  *            then rings the doorbell with raw legacy POST_SEND/POST_RECV
- *            write() commands on cmd_fd (as the provider does; also with
- *            garbage WR lists, bad response pointers, stale, foreign and
- *            random handles) or through ibv_post_*; maps rings a second
+ *            write() commands on cmd_fd (also with garbage WR lists, bad
+ *            response pointers, stale, foreign and random handles), with
+ *            the raw SQ doorbell ioctl (as the provider does; also for
+ *            foreign and random QPNs, with broken headers and
+ *            attributes) or through ibv_post_*; maps rings a second
  *            time, with the wrong size, MAP_PRIVATE, at random keys
  *  commands  raw destroy commands with stale handles (an object destroyed
  *            twice, or a new object that reused the handle), raw

@@ -156,6 +156,69 @@ int raw_doorbell(int fd, uint32_t handle, bool recv)
 				"raw POST_SEND doorbell");
 }
 
+static void rand_bytes(uint8_t *p, size_t n);
+
+/*
+ * The SQ doorbell ioctl (SNAA_IB_METHOD_SQ_DOORBELL) for @qpn, mostly
+ * well formed; else with random header fields (the method stays ours:
+ * random ones could destroy objects behind libibverbs' back), attribute
+ * id, length or flags, or extra attributes.
+ */
+static int raw_ioctl_doorbell(int fd, uint32_t qpn)
+{
+	struct {
+		struct ib_uverbs_ioctl_hdr hdr;
+		struct ib_uverbs_attr attr[3];
+	} cmd;
+	double t0;
+	int ret;
+
+	memset(&cmd, 0, sizeof(cmd));
+	cmd.hdr.length = sizeof(cmd.hdr) + sizeof(cmd.attr[0]);
+	cmd.hdr.object_id = UVERBS_OBJECT_DEVICE;
+	cmd.hdr.method_id = SNAA_IB_METHOD_SQ_DOORBELL;
+	cmd.hdr.num_attrs = 1;
+	cmd.hdr.driver_id = RDMA_DRIVER_UNKNOWN;
+	cmd.attr[0].attr_id = SNAA_IB_ATTR_SQ_DOORBELL_QPN;
+	cmd.attr[0].len = sizeof(qpn);
+	cmd.attr[0].flags = UVERBS_ATTR_F_MANDATORY;
+	memcpy(&cmd.attr[0].data, &qpn, sizeof(qpn));
+	if (chance(30)) {
+		switch (rn(6)) {
+		case 0:
+			rand_bytes((uint8_t *)&cmd, sizeof(cmd));
+			cmd.hdr.object_id = UVERBS_OBJECT_DEVICE;
+			cmd.hdr.method_id = SNAA_IB_METHOD_SQ_DOORBELL;
+			break;
+		case 1:
+			cmd.attr[0].attr_id = (uint16_t)rnd();
+			break;
+		case 2:
+			cmd.attr[0].len = (uint16_t)rn(64);
+			cmd.attr[0].data = chance(50) ? rnd() : 0x10;
+			break;
+		case 3:
+			cmd.attr[0].flags = (uint16_t)rnd();
+			break;
+		case 4:
+			/* the same attribute twice, and a stray one */
+			cmd.attr[1] = cmd.attr[0];
+			cmd.attr[2].attr_id = (uint16_t)rnd();
+			cmd.hdr.num_attrs = 3;
+			cmd.hdr.length = sizeof(cmd);
+			break;
+		default:
+			cmd.hdr.num_attrs = 0;
+			cmd.hdr.length = sizeof(cmd.hdr);
+		}
+	}
+	atomic_fetch_add(&st_doorbells, 1);
+	t0 = call_begin("raw SQ doorbell ioctl");
+	ret = ioctl(fd, RDMA_VERBS_IOCTL, &cmd) ? errno : 0;
+	call_end("raw SQ doorbell ioctl", t0);
+	return ret;
+}
+
 /* A POST_SEND/POST_RECV with a garbage WR list, header or response. */
 static int raw_doorbell_garbage(int fd, uint32_t handle, bool recv)
 {
@@ -543,10 +606,18 @@ void act_doorbell(struct actx *c)
 		if (o >= 0)
 			fd = ctxs[o].ctx->cmd_fd;	/* a foreign fd */
 	}
-	if (chance(25))
+	if (chance(25)) {
 		outcome("raw POST_* with garbage",
 			raw_doorbell_garbage(fd, h, rq), false);
-	else
+	} else if (chance(30)) {
+		int s = LIVE_SLOT(c->qp, NQP, qp, 1);
+		uint32_t qpn = s >= 0 && chance(70) ? c->qp[s].qp->qp_num :
+			       chance(50) ? (uint32_t)rnd() & 0xffffff : rn(256);
+
+		/* a foreign fd rings another context's QP: EINVAL */
+		outcome("raw SQ doorbell ioctl", raw_ioctl_doorbell(fd, qpn),
+			false);
+	} else
 		outcome(rq ? "raw POST_RECV doorbell" : "raw POST_SEND doorbell",
 			raw_doorbell(fd, h, rq), false);
 }

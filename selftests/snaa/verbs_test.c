@@ -87,6 +87,9 @@
 #include <string.h>
 
 #include <infiniband/verbs.h>
+#include <rdma/rdma_user_ioctl.h>
+#include <rdma/snaa-abi.h>
+#include <sys/ioctl.h>
 
 #include "opt_util.h"
 #include "verbs_util.h"
@@ -2326,6 +2329,95 @@ out:
 	free(idx);
 }
 
+/*
+ * The SQ doorbell ioctl (SNAA_IB_METHOD_SQ_DOORBELL) by hand: its QPN
+ * attribute of len bytes from v (none if len is 0).  0 or an errno.
+ */
+static int sq_doorbell(struct ibv_context *ctx, uint32_t v, uint16_t len)
+{
+	struct {
+		struct ib_uverbs_ioctl_hdr hdr;
+		struct ib_uverbs_attr attr;
+	} cmd;
+
+	memset(&cmd, 0, sizeof(cmd));
+	cmd.hdr.length = len ? sizeof(cmd) : sizeof(cmd.hdr);
+	cmd.hdr.object_id = UVERBS_OBJECT_DEVICE;
+	cmd.hdr.method_id = SNAA_IB_METHOD_SQ_DOORBELL;
+	cmd.hdr.num_attrs = len ? 1 : 0;
+	cmd.hdr.driver_id = RDMA_DRIVER_UNKNOWN;
+	cmd.attr.attr_id = SNAA_IB_ATTR_SQ_DOORBELL_QPN;
+	cmd.attr.len = len;
+	cmd.attr.flags = UVERBS_ATTR_F_MANDATORY;
+	memcpy(&cmd.attr.data, &v, len < 4 ? len : 4);
+	return ioctl(ctx->cmd_fd, RDMA_VERBS_IOCTL, &cmd) ? errno : 0;
+}
+
+/*
+ * The SQ doorbell ioctl rings only the caller's own QPs: a QP of another
+ * context of the same device, a kernel QP (QPN 1, the GSI QP) and a QPN
+ * no QP has are refused with EINVAL, as are a missing or short QPN
+ * attribute.  The provider rings it for every post (all traffic tests
+ * go through it).
+ */
+static void hardening_doorbell(struct vu_dev *d)
+{
+	struct ibv_qp_cap cap = { 1, 1, 1, 1, 0 };
+	struct ibv_context *ctx2 = NULL;
+	struct ibv_cq *cq = NULL, *cq2 = NULL;
+	struct ibv_qp *qp = NULL, *qp2 = NULL;
+	struct ibv_pd *pd2 = NULL;
+	uint32_t gone = 0;
+	bool ok = false;
+
+	ctx2 = ibv_open_device(d->ctx->device);
+	pd2 = ctx2 ? ibv_alloc_pd(ctx2) : NULL;
+	cq2 = pd2 ? ibv_create_cq(ctx2, 4, NULL, NULL, 0) : NULL;
+	qp2 = cq2 ? vu_qp_create(pd2, IBV_QPT_UC, cq2, cq2, &cap) : NULL;
+	cq = ibv_create_cq(d->ctx, 4, NULL, NULL, 0);
+	qp = cq ? vu_qp_create(d->pd, IBV_QPT_UC, cq, cq, &cap) : NULL;
+	if (!qp || !qp2) {
+		vu_diag("second context, its QP or ours: %s", strerror(errno));
+		goto out;
+	}
+	ok = true;
+	vu_report(eq_ret("doorbell of our own QP", sq_doorbell(d->ctx,
+			 qp->qp_num, 4), 0),
+		  "hardening: the SQ doorbell ioctl rings the caller's QP");
+	vu_report(eq_ret("QP of another context", sq_doorbell(d->ctx,
+			 qp2->qp_num, 4), EINVAL) &&
+		  eq_ret("the GSI QP", sq_doorbell(d->ctx, 1, 4), EINVAL),
+		  "hardening: the SQ doorbell ioctl refuses another context's "
+		  "QP and a kernel QP (EINVAL)");
+	gone = qp2->qp_num;
+	if (ibv_destroy_qp(qp2))
+		vu_diag("ibv_destroy_qp: %s", strerror(errno));
+	qp2 = NULL;
+	vu_report(eq_ret("a destroyed QP's number", sq_doorbell(d->ctx, gone,
+			 4), EINVAL) &&
+		  eq_ret("no QPN attribute", sq_doorbell(d->ctx, qp->qp_num,
+			 0), EINVAL) &&
+		  eq_ret("a 2-byte QPN attribute", sq_doorbell(d->ctx,
+			 qp->qp_num, 2), EINVAL),
+		  "hardening: the SQ doorbell ioctl refuses a QPN no QP has, "
+		  "and a missing or short QPN attribute (EINVAL)");
+out:
+	if (!ok)
+		vu_report(false, "hardening: the SQ doorbell ioctl: setup");
+	if (qp)
+		ibv_destroy_qp(qp);
+	if (qp2)
+		ibv_destroy_qp(qp2);
+	if (cq)
+		ibv_destroy_cq(cq);
+	if (cq2)
+		ibv_destroy_cq(cq2);
+	if (pd2)
+		ibv_dealloc_pd(pd2);
+	if (ctx2)
+		ibv_close_device(ctx2);
+}
+
 /* An asynchronous event a test waits for. */
 struct want_event {
 	enum ibv_event_type type;
@@ -2602,6 +2694,7 @@ static void case_hardening(struct vu_dev *da, struct vu_dev *db)
 	hardening_attrs(da);
 	hardening_random(da);
 	hardening_crowd(da, db);
+	hardening_doorbell(da);
 	hardening_cq_overflow(da, db);
 	hardening_modify(da, db);
 	hardening_rd_atomic(da, db);

@@ -24,11 +24,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
 #include <infiniband/verbs.h>
 #include <rdma/ib_user_ioctl_verbs.h>
+#include <rdma/rdma_user_ioctl.h>
 #include <rdma/ib_user_verbs.h>
 #include <rdma/snaa-abi.h>
 
@@ -46,6 +48,8 @@ struct snaa_device {
 struct snaa_context {
 	struct verbs_context ibv_ctx;
 	uint32_t dev_id;		/* kernel ib_device index */
+	/* the kernel lacks SNAA_IB_METHOD_SQ_DOORBELL: write() doorbells */
+	bool legacy_sq_doorbell;
 };
 
 /* get_context response: uverbs core part, then our udata. */
@@ -105,6 +109,11 @@ struct snaa_qp {
 	struct snaa_wq sq;
 	struct snaa_wq rq;
 	struct snaa_sq_caps sq_caps;
+	/* The SQ doorbell, an ioctl (SNAA_IB_METHOD_SQ_DOORBELL). */
+	struct {
+		struct ib_uverbs_ioctl_hdr hdr;
+		struct ib_uverbs_attr qpn;
+	} sq_db_ioctl;
 	/* Legacy write() doorbells; the kernel writes the responses. */
 	struct ibv_post_send sq_db;
 	struct ib_uverbs_post_send_resp sq_db_resp;
@@ -939,6 +948,18 @@ static void snaa_qp_init_doorbells(struct snaa_qp *qp)
 {
 	struct ibv_post_send *s = &qp->sq_db;
 	struct ibv_post_recv *r = &qp->rq_db;
+	uint32_t qpn = qp->ibv_qp.qp_num;
+
+	qp->sq_db_ioctl.hdr.length = sizeof(qp->sq_db_ioctl);
+	qp->sq_db_ioctl.hdr.object_id = UVERBS_OBJECT_DEVICE;
+	qp->sq_db_ioctl.hdr.method_id = SNAA_IB_METHOD_SQ_DOORBELL;
+	qp->sq_db_ioctl.hdr.num_attrs = 1;
+	qp->sq_db_ioctl.hdr.driver_id = RDMA_DRIVER_UNKNOWN;
+	qp->sq_db_ioctl.qpn.attr_id = SNAA_IB_ATTR_SQ_DOORBELL_QPN;
+	qp->sq_db_ioctl.qpn.len = sizeof(qpn);
+	qp->sq_db_ioctl.qpn.flags = UVERBS_ATTR_F_MANDATORY;
+	/* up to 8 bytes travel in the attribute itself */
+	memcpy(&qp->sq_db_ioctl.qpn.data, &qpn, sizeof(qpn));
 
 	s->hdr.command = IB_USER_VERBS_CMD_POST_SEND;
 	s->hdr.in_words = sizeof(*s) / 4;
@@ -1112,12 +1133,23 @@ static int snaa_sq_refuses(const struct snaa_qp *qp)
  */
 static int snaa_sq_kick(struct snaa_qp *qp)
 {
+	struct ibv_context *ibctx = qp->ibv_qp.context;
+	struct snaa_context *ctx = snaa_ctx(ibctx);
 	int err;
 
 	if (!snaa_ring_needs_doorbell(qp->sq.q.ring))
 		return 0;
-	err = snaa_ring_doorbell(qp->ibv_qp.context, &qp->sq_db,
-				 sizeof(qp->sq_db));
+	if (!ctx->legacy_sq_doorbell) {
+		if (!ioctl(ibctx->cmd_fd, RDMA_VERBS_IOCTL, &qp->sq_db_ioctl))
+			return 0;
+		err = errno;
+		/* an snaa module older than the method */
+		if (err != EPROTONOSUPPORT && err != EOPNOTSUPP)
+			goto fail;
+		ctx->legacy_sq_doorbell = true;
+	}
+	err = snaa_ring_doorbell(ibctx, &qp->sq_db, sizeof(qp->sq_db));
+fail:
 	if (err)
 		snaa_ctx_err(qp->ibv_qp.context,
 			     "QP %u: SQ doorbell failed: %s; the work requests of this call are not posted",

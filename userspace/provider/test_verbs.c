@@ -16,9 +16,13 @@
  * (ibv_create_cq, ibv_poll_cq, ibv_post_send, ibv_dereg_mr, ...) is the
  * real libibverbs.
  *
- * The doorbell bytes and the resize_cq command layout are compared with
- * what the installed libibverbs itself writes (its ibv_cmd_post_send /
- * ibv_cmd_post_recv with no WR, its ibv_cmd_resize_cq) on a pipe.
+ * The SQ doorbell is an ioctl (SNAA_IB_METHOD_SQ_DOORBELL): the ioctl()
+ * this executable exports catches it on the memfd and answers as the
+ * test says.  The legacy doorbell bytes (the RQ's, and the SQ's on a
+ * kernel without the method) and the resize_cq command layout are
+ * compared with what the installed libibverbs itself writes (its
+ * ibv_cmd_post_send / ibv_cmd_post_recv with no WR, its
+ * ibv_cmd_resize_cq) on a pipe.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -28,11 +32,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <rdma/rdma_user_ioctl.h>
 #include <rdma/snaa-abi.h>
 
 #include "snaa_pabi.h"
@@ -40,7 +46,7 @@
 #include "test_ktap.h"
 #include "test_vlog.h"
 
-#define NUM_TESTS	53
+#define NUM_TESTS	54
 
 
 /* ------------------------------------------------------------------ */
@@ -131,6 +137,75 @@ static size_t db_written(void *buf, size_t len)
 	if (buf && n)
 		pread(memfd, buf, n < len ? n : len, DB_OFF);
 	return n;
+}
+
+/*
+ * Doorbell ioctls on the fake uverbs file: the last one's bytes, how
+ * many came, and the errno to fail them with (0: succeed).  Other
+ * ioctls on it fail with ENOTTY, as on the bare memfd.
+ */
+static struct {
+	struct ib_uverbs_ioctl_hdr hdr;
+	struct ib_uverbs_attr attr[2];
+} ioc;
+static unsigned int ioc_calls;
+static int ioc_err;
+
+int ioctl(int fd, unsigned long req, ...)
+{
+	static int (*real)(int, unsigned long, ...);
+	const struct ib_uverbs_ioctl_hdr *hdr;
+	va_list ap;
+	void *arg;
+
+	va_start(ap, req);
+	arg = va_arg(ap, void *);
+	va_end(ap);
+	if (fd != memfd || req != RDMA_VERBS_IOCTL) {
+		if (!real)
+			real = (int (*)(int, unsigned long, ...))
+				dlsym(RTLD_NEXT, "ioctl");
+		return real(fd, req, arg);
+	}
+	hdr = arg;
+	if (hdr->object_id != UVERBS_OBJECT_DEVICE ||
+	    hdr->method_id != SNAA_IB_METHOD_SQ_DOORBELL) {
+		/* libibverbs' own ioctls: what the memfd answers */
+		errno = ENOTTY;
+		return -1;
+	}
+	ioc_calls++;
+	memset(&ioc, 0, sizeof(ioc));
+	memcpy(&ioc, arg, hdr->length < sizeof(ioc) ? hdr->length :
+						       sizeof(ioc));
+	if (ioc_err) {
+		errno = ioc_err;
+		return -1;
+	}
+	return 0;
+}
+
+/* Exactly one well-formed SQ doorbell ioctl for @qp came, nothing written. */
+static int one_sq_doorbell(struct ibv_qp *qp, unsigned int calls0)
+{
+	uint32_t qpn;
+
+	memcpy(&qpn, &ioc.attr[0].data, sizeof(qpn));
+	if (ioc_calls - calls0 == 1 && !db_written(NULL, 0) &&
+	    ioc.hdr.length == sizeof(ioc.hdr) + sizeof(ioc.attr[0]) &&
+	    ioc.hdr.object_id == UVERBS_OBJECT_DEVICE &&
+	    ioc.hdr.method_id == SNAA_IB_METHOD_SQ_DOORBELL &&
+	    ioc.hdr.num_attrs == 1 && ioc.hdr.driver_id == RDMA_DRIVER_UNKNOWN &&
+	    ioc.attr[0].attr_id == SNAA_IB_ATTR_SQ_DOORBELL_QPN &&
+	    ioc.attr[0].len == sizeof(qpn) &&
+	    ioc.attr[0].flags == UVERBS_ATTR_F_MANDATORY &&
+	    qpn == qp->qp_num)
+		return 1;
+	diag("SQ doorbell: %u ioctls, %zu bytes written; object %u method %#x, %u attrs, attr %#x len %u flags %#x, QPN %#x (QP %#x)",
+	     ioc_calls - calls0, db_written(NULL, 0), ioc.hdr.object_id,
+	     ioc.hdr.method_id, ioc.hdr.num_attrs, ioc.attr[0].attr_id,
+	     ioc.attr[0].len, ioc.attr[0].flags, qpn, qp->qp_num);
+	return 0;
 }
 
 /* ------------------------------------------------------------------ */
@@ -1013,7 +1088,7 @@ static void test_qp(struct ibv_pd *pd, struct ibv_cq *cq)
 	struct ibv_qp *qp;
 	uint64_t sq_key, rq_key;
 	size_t i;
-	int ok, ret, fd, rofd, status;
+	int ok, ret, status;
 	pid_t pid;
 
 	memset(&attr, 0, sizeof(attr));
@@ -1103,7 +1178,7 @@ static void test_qp(struct ibv_pd *pd, struct ibv_cq *cq)
 	     db_written(NULL, 0) == 0;
 	result(ok, "ibv_post_send, SQ not idle: SQE in the kernel's ring, producer 1, no doorbell");
 
-	/* Kernel idle: exactly one doorbell, same bytes as libibverbs'. */
+	/* Kernel idle: exactly one doorbell, the SQ doorbell ioctl. */
 	kqp.sq->flags = SNAA_RING_F_IDLE;
 	wr[0].opcode = IBV_WR_SEND;
 	wr[0].send_flags = IBV_SEND_INLINE;
@@ -1111,24 +1186,20 @@ static void test_qp(struct ibv_pd *pd, struct ibv_cq *cq)
 	sge.addr = (uintptr_t)"0123456789abcdef";
 	sge.length = 16;
 	db_reset();
+	i = ioc_calls;
 	ret = ibv_post_send(qp, wr, &bad);
 	e = k_sqe(1);
-	i = db_written(db, sizeof(db));
 	ok = !ret && kqp.sq->producer == 2 && e->inline_len == 16 &&
 	     e->num_sge == 0 && !memcmp(e->sge, "0123456789abcdef", 16) &&
-	     same_doorbell(qp, 0, db, i);
-	result(ok, "SQ idle: one %zu-byte POST_SEND doorbell (wr_count 0), byte for byte what libibverbs' ibv_cmd_post_send writes",
-	       i);
+	     one_sq_doorbell(qp, i);
+	result(ok, "SQ idle: one SQ doorbell ioctl (SNAA_IB_METHOD_SQ_DOORBELL on the device object, the QPN inline in its one attribute), nothing written");
 
 	/* Doorbell failure: errno back, bad_wr at the call's first WR. */
-	rofd = open("/dev/null", O_RDONLY);
-	fd = qp->context->cmd_fd;
-	qp->context->cmd_fd = rofd;
+	ioc_err = EBADF;
 	log_reset();
 	bad = wr;
 	ret = ibv_post_send(qp, wr, &bad);
-	qp->context->cmd_fd = fd;
-	close(rofd);
+	ioc_err = 0;
 	if (klog.calls)
 		diag("logged: %s", klog.msg);
 	result(ret == EBADF && bad == wr && klog.calls,
@@ -1368,7 +1439,6 @@ static void test_mw(struct ibv_pd *pd)
 	struct ibv_cq *cq;
 	struct ibv_qp *qp;
 	struct ibv_wc wc[2];
-	unsigned char db[64];
 	uint32_t key, h;
 	size_t n;
 	int ok, ret;
@@ -1447,13 +1517,13 @@ static void test_mw(struct ibv_pd *pd)
 	bind.send_flags = 0;
 	key = mw1->rkey;
 	db_reset();
+	n = ioc_calls;
 	ret = ibv_bind_mw(qp, mw1, &bind);
-	n = db_written(db, sizeof(db));
 	ok = !ret && kqp.sq->producer == 2 && mw1->rkey == ibv_inc_rkey(key) &&
 	     is_bind_sqe(1, 0xb2, 0, key, mw1->rkey, 0, 0, 0, 0) &&
-	     same_doorbell(qp, 0, db, n);
+	     one_sq_doorbell(qp, n);
 	kqp.sq->flags = 0;
-	result(ok, "ibv_bind_mw with length 0 and no MR (unbind): L_Key 0, range 0; SQ idle: one POST_SEND doorbell");
+	result(ok, "ibv_bind_mw with length 0 and no MR (unbind): L_Key 0, range 0; SQ idle: one SQ doorbell ioctl");
 
 	/* full, type 2, RESET */
 	key = mw1->rkey;
@@ -1606,6 +1676,45 @@ static void test_mw(struct ibv_pd *pd)
 	ibv_destroy_cq(cq);
 }
 
+/*
+ * An snaa module without SNAA_IB_METHOD_SQ_DOORBELL answers the ioctl
+ * with EPROTONOSUPPORT: the provider rings the legacy POST_SEND write
+ * doorbell instead, and from then on only that one.
+ */
+static void test_legacy_doorbell(struct ibv_pd *pd, struct ibv_cq *cq)
+{
+	struct ibv_sge sge = { .addr = (uintptr_t)"legacy", .length = 6 };
+	struct ibv_send_wr wr = { .wr_id = 1, .sg_list = &sge, .num_sge = 1,
+				  .opcode = IBV_WR_SEND,
+				  .send_flags = IBV_SEND_INLINE }, *bad;
+	unsigned char db[2][64];
+	unsigned int calls0 = ioc_calls;
+	size_t n[2] = { 0, 0 };
+	struct ibv_qp *qp;
+	int i, ret = 0;
+
+	qp = mw_qp(pd, cq, IBV_QPT_RC, 4, 0);
+	if (!qp) {
+		result(0, "legacy doorbell: no QP: %s", strerror(errno));
+		return;
+	}
+	ioc_err = EPROTONOSUPPORT;
+	for (i = 0; i < 2 && !ret; i++) {
+		kqp.sq->flags = SNAA_RING_F_IDLE;
+		db_reset();
+		ret = ibv_post_send(qp, &wr, &bad);
+		n[i] = db_written(db[i], sizeof(db[i]));
+	}
+	ioc_err = 0;
+	kqp.sq->flags = 0;
+	result(!ret && ioc_calls - calls0 == 1 &&
+	       same_doorbell(qp, 0, db[0], n[0]) &&
+	       same_doorbell(qp, 0, db[1], n[1]),
+	       "kernel without the doorbell method (EPROTONOSUPPORT): the post succeeds through the legacy %zu-byte POST_SEND doorbell, byte for byte what libibverbs' ibv_cmd_post_send writes; the next post rings only that one",
+	       n[0]);
+	ibv_destroy_qp(qp);
+}
+
 int main(int argc, char **argv)
 {
 	struct verbs_context *vctx;
@@ -1671,6 +1780,7 @@ int main(int argc, char **argv)
 		test_qp(pd, cq);
 		test_ud_srq(pd, cq);
 		test_mw(pd);
+		test_legacy_doorbell(pd, cq);
 	}
 	if (cq)
 		test_cq_destroy(cq);

@@ -35,9 +35,12 @@
  *
  * Doorbells: after publishing entries on an SQ or RQ, user space issues a
  * full memory barrier and reads @flags; if SNAA_RING_F_IDLE is set it
- * rings the doorbell: an IB_USER_VERBS_CMD_POST_SEND (SQ) or
- * IB_USER_VERBS_CMD_POST_RECV (RQ) write command with wr_count 0, which
- * reaches the driver as post_send/post_recv with an empty list.
+ * rings the doorbell.  The SQ's is the driver method
+ * SNAA_IB_METHOD_SQ_DOORBELL (below) on the uverbs ioctl; the RQ's, and
+ * the SQ's on a kernel without that method, an
+ * IB_USER_VERBS_CMD_POST_SEND (SQ) or IB_USER_VERBS_CMD_POST_RECV (RQ)
+ * write command with wr_count 0, which reaches the driver as
+ * post_send/post_recv with an empty list.
  *  - SQ: IDLE is set at creation and whenever the kernel stops
  *    processing; before it stops, the kernel sets IDLE, issues a full
  *    barrier and re-reads @producer, so a posted WQE is never missed.
@@ -52,6 +55,7 @@
 #define SNAA_ABI_USER_H
 
 #include <linux/types.h>
+#include <rdma/ib_user_ioctl_cmds.h>
 
 /*
  * Per-device ABI version, reported as ib_device_ops.uverbs_abi_ver and
@@ -59,6 +63,26 @@
  * incompatible change of the structures below.
  */
 #define SNAA_ABI_VERSION	1
+
+/*
+ * Driver methods of the uverbs ioctl (RDMA_VERBS_IOCTL; the header's
+ * driver_id is RDMA_DRIVER_UNKNOWN), on the device object
+ * (UVERBS_OBJECT_DEVICE).
+ *
+ * SNAA_IB_METHOD_SQ_DOORBELL: the SQ doorbell of the QP whose number is
+ * in SNAA_IB_ATTR_SQ_DOORBELL_QPN (a __u32, mandatory).  EINVAL if the
+ * calling context has no QP of that number, or it is a WCU.BUF QP.  It
+ * costs the kernel less than the legacy POST_SEND write command (no
+ * allocation, no response), which a kernel without this method still
+ * takes (the method is then unknown: EPROTONOSUPPORT).
+ */
+enum snaa_ib_methods {
+	SNAA_IB_METHOD_SQ_DOORBELL = (1U << UVERBS_ID_NS_SHIFT),
+};
+
+enum snaa_ib_sq_doorbell_attrs {
+	SNAA_IB_ATTR_SQ_DOORBELL_QPN = (1U << UVERBS_ID_NS_SHIFT),
+};
 
 /*
  * The ib_device's parent is a platform device named "snaa"; its modalias

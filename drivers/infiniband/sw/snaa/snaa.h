@@ -605,6 +605,8 @@ struct snaa_qp {
 	struct rdma_ah_attr ah_attr;	/* as set, for query_qp */
 	bool sq_sig_all;
 	bool user;
+	/* the context that created it (compared only); NULL: kernel QP */
+	const struct ib_ucontext *uctx;
 	/* RC attributes */
 	u8 timeout;			/* local ACK timeout: 4.096 us << n */
 	u8 retry_cnt;
@@ -845,6 +847,7 @@ void snaa_qp_upcalls(struct snaa_qp *qp);
 void snaa_rq_flush(struct snaa_qp *qp);
 
 /* snaa_tx.c */
+int snaa_sq_doorbell(struct snaa_qp *qp);
 int snaa_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 		   const struct ib_send_wr **bad_wr);
 void snaa_sq_work(struct work_struct *work);
@@ -907,6 +910,9 @@ void snaa_wcubuf_bad_packet(struct snaa_qp *qp, u32 psn, u32 len);
 void snaa_wcubuf_tx(struct snaa_qp *qp);
 void snaa_wcubuf_debugfs_init(struct snaa_dev *sdev);
 void snaa_net_debugfs_init(struct snaa_dev *sdev);
+
+/* snaa_uapi.c */
+extern const struct uapi_definition snaa_uapi_defs[];
 
 /* snaa_stats.c */
 struct rdma_hw_stats *snaa_alloc_hw_port_stats(struct ib_device *ibdev,

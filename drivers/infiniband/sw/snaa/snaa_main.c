@@ -208,6 +208,7 @@ static int snaa_newlink(const char *ibdev_name, struct net_device *ndev)
 				  BIT_ULL(IB_USER_VERBS_CMD_POST_RECV) |
 				  BIT_ULL(IB_USER_VERBS_CMD_REQ_NOTIFY_CQ);
 	ibdev->dev.parent = &snaa_parent->dev;
+	ibdev->driver_def = snaa_uapi_defs;
 	strscpy(ibdev->node_desc, SNAA_NODE_DESC, sizeof(ibdev->node_desc));
 	addrconf_addr_eui48((unsigned char *)&ibdev->node_guid,
 			    ndev->dev_addr);

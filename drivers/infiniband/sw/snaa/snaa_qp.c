@@ -226,6 +226,7 @@ int snaa_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	qp->qref->qp = qp;
 	qp->sdev = sdev;
 	qp->user = !!udata;
+	qp->uctx = ibuc;
 	qp->state = IB_QPS_RESET;
 	qp->scq = to_snaa_cq(init->send_cq);
 	qp->rcq = to_snaa_cq(init->recv_cq);

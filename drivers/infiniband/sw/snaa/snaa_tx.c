@@ -1141,6 +1141,24 @@ static int snaa_post_one_send(struct snaa_qp *qp, const struct ib_send_wr *wr)
 	return 0;
 }
 
+/**
+ * snaa_sq_doorbell() - a user QP's SQ doorbell
+ * @qp: the QP, a user QP
+ *
+ * The WQEs are already in the mapped ring.  From the POST_SEND write
+ * command with an empty list and from SNAA_IB_METHOD_SQ_DOORBELL.
+ *
+ * Context: process.
+ * Return: 0, or -EINVAL for a WCU.BUF QP (no send WRs).
+ */
+int snaa_sq_doorbell(struct snaa_qp *qp)
+{
+	if (qp->wcu)
+		return -EINVAL;
+	snaa_sq_kick(qp);
+	return 0;
+}
+
 int snaa_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 		   const struct ib_send_wr **bad_wr)
 {
@@ -1153,11 +1171,8 @@ int snaa_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 		*bad_wr = wr;
 		return -EINVAL;
 	}
-	if (qp->user) {
-		/* Doorbell: the WQEs are already in the mapped ring. */
-		snaa_sq_kick(qp);
-		return 0;
-	}
+	if (qp->user)
+		return snaa_sq_doorbell(qp);
 
 	spin_lock_irqsave(&qp->sq_post_lock, flags);
 	for (; wr; wr = wr->next) {
