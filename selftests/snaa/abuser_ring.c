@@ -617,9 +617,10 @@ void act_doorbell(struct actx *c)
 		/* a foreign fd rings another context's QP: EINVAL */
 		outcome("raw SQ doorbell ioctl", raw_ioctl_doorbell(fd, qpn),
 			false);
-	} else
+	} else {
 		outcome(rq ? "raw POST_RECV doorbell" : "raw POST_SEND doorbell",
 			raw_doorbell(fd, h, rq), false);
+	}
 }
 
 /* The entry whose handle the kernel just destroyed: never touch it

@@ -48,7 +48,10 @@ struct snaa_device {
 struct snaa_context {
 	struct verbs_context ibv_ctx;
 	uint32_t dev_id;		/* kernel ib_device index */
-	/* the kernel lacks SNAA_IB_METHOD_SQ_DOORBELL: write() doorbells */
+	/*
+	 * The kernel lacks SNAA_IB_METHOD_SQ_DOORBELL: write() doorbells.
+	 * Set once by whichever poster finds out (relaxed atomics).
+	 */
 	bool legacy_sq_doorbell;
 };
 
@@ -938,11 +941,14 @@ _Static_assert(sizeof(struct ibv_post_send) % 4 == 0 &&
 	       "legacy commands are counted in 4-byte words");
 
 /*
- * The doorbells are legacy write() commands: ib_uverbs_cmd_hdr, whose
- * in_words counts the whole command (header included) and out_words the
- * response, both in 4-byte words, then the request, which starts with
- * the response pointer.  wr_count == 0 makes the kernel call the
- * driver's post_send/post_recv with no work request.
+ * The SQ doorbell is the driver method SNAA_IB_METHOD_SQ_DOORBELL of
+ * the uverbs ioctl, the QPN inline in its one attribute.  The RQ's (and
+ * the SQ's on a kernel without that method) is a legacy write()
+ * command: ib_uverbs_cmd_hdr, whose in_words counts the whole command
+ * (header included) and out_words the response, both in 4-byte words,
+ * then the request, which starts with the response pointer.
+ * wr_count == 0 makes the kernel call the driver's post_send/post_recv
+ * with no work request.
  */
 static void snaa_qp_init_doorbells(struct snaa_qp *qp)
 {
@@ -1139,14 +1145,15 @@ static int snaa_sq_kick(struct snaa_qp *qp)
 
 	if (!snaa_ring_needs_doorbell(qp->sq.q.ring))
 		return 0;
-	if (!ctx->legacy_sq_doorbell) {
+	if (!__atomic_load_n(&ctx->legacy_sq_doorbell, __ATOMIC_RELAXED)) {
 		if (!ioctl(ibctx->cmd_fd, RDMA_VERBS_IOCTL, &qp->sq_db_ioctl))
 			return 0;
 		err = errno;
 		/* an snaa module older than the method */
 		if (err != EPROTONOSUPPORT && err != EOPNOTSUPP)
 			goto fail;
-		ctx->legacy_sq_doorbell = true;
+		__atomic_store_n(&ctx->legacy_sq_doorbell, true,
+				 __ATOMIC_RELAXED);
 	}
 	err = snaa_ring_doorbell(ibctx, &qp->sq_db, sizeof(qp->sq_db));
 fail:

@@ -5,10 +5,10 @@
  * invalidation a SEND with invalidate asks for.
  *
  * A window's R_Key lives in the MR key space (sdev->key_table, entry
- * tagged SNAA_KEY_MW).  Binding and invalidation run in the send queue processor
- * or the responder, under the window's lock; remote accesses take the
- * lock to check the R_Key, rights and bounds, then use the MR the
- * window is bound to with a reference of their own.
+ * tagged SNAA_KEY_MW).  Binding and invalidation run in the send queue
+ * processor or the responder, under the window's lock; remote accesses
+ * take the lock to check the R_Key, rights and bounds, then use the MR
+ * the window is bound to with a reference of their own.
  */
 
 #include "snaa.h"
