@@ -47,7 +47,10 @@
  *               malformed.sh's, on a netdev of MTU 1500); 4602 QPs and
  *               8702 MRs (more than snaa's lookup tables have buckets):
  *               distinct numbers and keys, and SENDs to the QPs and MRs
- *               created first and last arrive byte-exact
+ *               created first and last arrive byte-exact; the SQ doorbell
+ *               ioctl rings only the caller's own QPs (EINVAL for another
+ *               context's, the GSI QP, a destroyed one's number, a
+ *               missing or short QPN attribute)
  * 10 cq_ex      the extended CQ (ibv_create_cq_ex, ibv_start_poll)
  * 11 wr_api     the ibv_wr_* send API
  * 12 srq        shared receive queues
