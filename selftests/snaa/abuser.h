@@ -21,13 +21,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <unistd.h>
 #include <infiniband/verbs.h>
 #include <rdma/ib_user_verbs.h>
-#include <rdma/rdma_user_ioctl.h>
 #include <rdma/snaa-abi.h>
 #include "opt_util.h"
 #include "verbs_util.h"

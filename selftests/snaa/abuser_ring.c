@@ -166,23 +166,11 @@ static void rand_bytes(uint8_t *p, size_t n);
  */
 static int raw_ioctl_doorbell(int fd, uint32_t qpn)
 {
-	struct {
-		struct ib_uverbs_ioctl_hdr hdr;
-		struct ib_uverbs_attr attr[3];
-	} cmd;
+	struct vu_sq_doorbell cmd;
 	double t0;
 	int ret;
 
-	memset(&cmd, 0, sizeof(cmd));
-	cmd.hdr.length = sizeof(cmd.hdr) + sizeof(cmd.attr[0]);
-	cmd.hdr.object_id = UVERBS_OBJECT_DEVICE;
-	cmd.hdr.method_id = SNAA_IB_METHOD_SQ_DOORBELL;
-	cmd.hdr.num_attrs = 1;
-	cmd.hdr.driver_id = RDMA_DRIVER_UNKNOWN;
-	cmd.attr[0].attr_id = SNAA_IB_ATTR_SQ_DOORBELL_QPN;
-	cmd.attr[0].len = sizeof(qpn);
-	cmd.attr[0].flags = UVERBS_ATTR_F_MANDATORY;
-	memcpy(&cmd.attr[0].data, &qpn, sizeof(qpn));
+	vu_sq_doorbell_init(&cmd, qpn);
 	if (chance(30)) {
 		switch (rn(6)) {
 		case 0:
@@ -214,7 +202,7 @@ static int raw_ioctl_doorbell(int fd, uint32_t qpn)
 	}
 	atomic_fetch_add(&st_doorbells, 1);
 	t0 = call_begin("raw SQ doorbell ioctl");
-	ret = ioctl(fd, RDMA_VERBS_IOCTL, &cmd) ? errno : 0;
+	ret = vu_sq_doorbell_ring(fd, &cmd);
 	call_end("raw SQ doorbell ioctl", t0);
 	return ret;
 }

@@ -90,9 +90,6 @@
 #include <string.h>
 
 #include <infiniband/verbs.h>
-#include <rdma/rdma_user_ioctl.h>
-#include <rdma/snaa-abi.h>
-#include <sys/ioctl.h>
 
 #include "opt_util.h"
 #include "verbs_util.h"
@@ -2338,22 +2335,18 @@ out:
  */
 static int sq_doorbell(struct ibv_context *ctx, uint32_t v, uint16_t len)
 {
-	struct {
-		struct ib_uverbs_ioctl_hdr hdr;
-		struct ib_uverbs_attr attr;
-	} cmd;
+	struct vu_sq_doorbell cmd;
 
-	memset(&cmd, 0, sizeof(cmd));
-	cmd.hdr.length = len ? sizeof(cmd) : sizeof(cmd.hdr);
-	cmd.hdr.object_id = UVERBS_OBJECT_DEVICE;
-	cmd.hdr.method_id = SNAA_IB_METHOD_SQ_DOORBELL;
-	cmd.hdr.num_attrs = len ? 1 : 0;
-	cmd.hdr.driver_id = RDMA_DRIVER_UNKNOWN;
-	cmd.attr.attr_id = SNAA_IB_ATTR_SQ_DOORBELL_QPN;
-	cmd.attr.len = len;
-	cmd.attr.flags = UVERBS_ATTR_F_MANDATORY;
-	memcpy(&cmd.attr.data, &v, len < 4 ? len : 4);
-	return ioctl(ctx->cmd_fd, RDMA_VERBS_IOCTL, &cmd) ? errno : 0;
+	vu_sq_doorbell_init(&cmd, v);
+	if (!len) {
+		cmd.hdr.length = sizeof(cmd.hdr);
+		cmd.hdr.num_attrs = 0;
+	} else if (len < sizeof(v)) {
+		cmd.attr[0].len = len;
+		cmd.attr[0].data = 0;
+		memcpy(&cmd.attr[0].data, &v, len);
+	}
+	return vu_sq_doorbell_ring(ctx->cmd_fd, &cmd);
 }
 
 /*

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/ioctl.h>
 
 #include "opt_util.h"
 #include "verbs_util.h"
@@ -726,4 +727,25 @@ void vu_cq_drain(struct ibv_cq *cq)
 
 	while (ibv_poll_cq(cq, 16, wc) > 0)
 		;
+}
+
+/* ---- snaa's SQ doorbell ioctl -------------------------------------------- */
+
+void vu_sq_doorbell_init(struct vu_sq_doorbell *cmd, uint32_t qpn)
+{
+	memset(cmd, 0, sizeof(*cmd));
+	cmd->hdr.length = sizeof(cmd->hdr) + sizeof(cmd->attr[0]);
+	cmd->hdr.object_id = UVERBS_OBJECT_DEVICE;
+	cmd->hdr.method_id = SNAA_IB_METHOD_SQ_DOORBELL;
+	cmd->hdr.num_attrs = 1;
+	cmd->hdr.driver_id = RDMA_DRIVER_UNKNOWN;
+	cmd->attr[0].attr_id = SNAA_IB_ATTR_SQ_DOORBELL_QPN;
+	cmd->attr[0].len = sizeof(qpn);
+	cmd->attr[0].flags = UVERBS_ATTR_F_MANDATORY;
+	memcpy(&cmd->attr[0].data, &qpn, sizeof(qpn));
+}
+
+int vu_sq_doorbell_ring(int fd, struct vu_sq_doorbell *cmd)
+{
+	return ioctl(fd, RDMA_VERBS_IOCTL, cmd) ? errno : 0;
 }

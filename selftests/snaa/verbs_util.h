@@ -26,6 +26,8 @@
 #include <stdint.h>
 
 #include <infiniband/verbs.h>
+#include <rdma/rdma_user_ioctl.h>
+#include <rdma/snaa-abi.h>
 
 #define VU_PORT		1
 #define VU_HOP_LIMIT	64
@@ -293,5 +295,22 @@ bool vu_cq_stays_empty(struct ibv_cq *cq, int ms, const char *what);
 
 /* Poll cq until it is empty, forgetting what was there. */
 void vu_cq_drain(struct ibv_cq *cq);
+
+/* ---- snaa's SQ doorbell ioctl -------------------------------------------- */
+
+/*
+ * SNAA_IB_METHOD_SQ_DOORBELL (snaa-abi.h) by hand, so that tests can
+ * also break it: the header and room for three attributes.
+ */
+struct vu_sq_doorbell {
+	struct ib_uverbs_ioctl_hdr hdr;
+	struct ib_uverbs_attr attr[3];
+};
+
+/* A well-formed doorbell for qpn: one attribute, the QPN inline. */
+void vu_sq_doorbell_init(struct vu_sq_doorbell *cmd, uint32_t qpn);
+
+/* Issue cmd on fd (a context's cmd_fd): 0 or the errno of ioctl(2). */
+int vu_sq_doorbell_ring(int fd, struct vu_sq_doorbell *cmd);
 
 #endif /* SNAA_SELFTEST_VERBS_UTIL_H */

@@ -23,12 +23,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include <infiniband/verbs.h>
-#include <rdma/rdma_user_ioctl.h>
-#include <rdma/snaa-abi.h>
 
 #include "snaadv.h"
 #include "opt_util.h"
@@ -702,23 +699,10 @@ static void case_faults(struct emu *e, struct worker *w)
 /* The SQ doorbell ioctl for @qp, by hand: 0 or the errno. */
 static int sq_doorbell_errno(struct ibv_qp *qp)
 {
-	struct {
-		struct ib_uverbs_ioctl_hdr hdr;
-		struct ib_uverbs_attr attr;
-	} cmd;
-	uint32_t qpn = qp->qp_num;
+	struct vu_sq_doorbell cmd;
 
-	memset(&cmd, 0, sizeof(cmd));
-	cmd.hdr.length = sizeof(cmd);
-	cmd.hdr.object_id = UVERBS_OBJECT_DEVICE;
-	cmd.hdr.method_id = SNAA_IB_METHOD_SQ_DOORBELL;
-	cmd.hdr.num_attrs = 1;
-	cmd.hdr.driver_id = RDMA_DRIVER_UNKNOWN;
-	cmd.attr.attr_id = SNAA_IB_ATTR_SQ_DOORBELL_QPN;
-	cmd.attr.len = sizeof(qpn);
-	cmd.attr.flags = UVERBS_ATTR_F_MANDATORY;
-	memcpy(&cmd.attr.data, &qpn, sizeof(qpn));
-	return ioctl(qp->context->cmd_fd, RDMA_VERBS_IOCTL, &cmd) ? errno : 0;
+	vu_sq_doorbell_init(&cmd, qp->qp_num);
+	return vu_sq_doorbell_ring(qp->context->cmd_fd, &cmd);
 }
 
 static void case_api(struct emu *e)
