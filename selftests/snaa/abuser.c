@@ -36,9 +36,12 @@
  *            then rings the doorbell with raw legacy POST_SEND/POST_RECV
  *            write() commands on cmd_fd (also with garbage WR lists, bad
  *            response pointers, stale, foreign and random handles), with
- *            the raw SQ doorbell ioctl (as the provider does; also for
- *            foreign and random QPNs, with broken headers and
- *            attributes) or through ibv_post_*; maps rings a second
+ *            the raw SQ doorbell ioctl (also for foreign and random
+ *            QPNs, with broken headers and attributes), through the
+ *            doorbell device (the provider's files, as it rings; files
+ *            of its own, unbound, with other commands, bound to a
+ *            context or a random descriptor) or through ibv_post_*;
+ *            maps rings a second
  *            time, with the wrong size, MAP_PRIVATE, at random keys
  *  commands  raw destroy commands with stale handles (an object destroyed
  *            twice, or a new object that reused the handle), raw

@@ -5,6 +5,9 @@
  */
 #define _GNU_SOURCE
 
+#include <dirent.h>
+#include <sys/ioctl.h>
+
 #include "abuser.h"
 
 /* ------------------------------------------------------------------ */
@@ -583,6 +586,73 @@ uint32_t rand_handle(struct actx *c)
 	}
 }
 
+/* One of the doorbell files the provider opened, at random; -1 if none. */
+static int any_doorbell_fd(void)
+{
+	char target[sizeof(SNAA_DOORBELL_DEV) + 1];
+	struct dirent *de;
+	int f = -1, n = 0;
+	DIR *dir;
+
+	dir = opendir("/proc/self/fd");
+	if (!dir)
+		return -1;
+	while ((de = readdir(dir))) {
+		ssize_t len = readlinkat(dirfd(dir), de->d_name, target,
+					 sizeof(target));
+
+		if (len == sizeof(SNAA_DOORBELL_DEV) - 1 &&
+		    !memcmp(target, SNAA_DOORBELL_DEV, len) && !rn(++n))
+			f = atoi(de->d_name);
+	}
+	closedir(dir);
+	return f;
+}
+
+/*
+ * The doorbell device: a ring through the file the provider bound to
+ * this context, or to any (another thread may be closing it, with its
+ * context), for a QPN that is ours, another context's or random; or a
+ * file of our own, rung unbound, with another command, or bound to a
+ * context (the provider's binding makes that EBUSY) or with a random
+ * descriptor.
+ */
+static int raw_doorbell_dev(struct actx *c, uint32_t qpn)
+{
+	int s = LIVE_SLOT(c->qp, NQP, qp, 1), f = -1, ret;
+
+	if (chance(70)) {
+		if (s >= 0 && chance(70))
+			f = vu_doorbell_fd_of(c->qp[s].qp);
+		if (f < 0)
+			f = any_doorbell_fd();
+		if (f >= 0)
+			return vu_doorbell_ring(f, chance(90) ? qpn : rnd());
+	}
+	f = open(SNAA_DOORBELL_DEV, O_RDWR | O_CLOEXEC);
+	if (f < 0)
+		return errno;
+	switch (rn(4)) {
+	case 0:
+		ret = vu_doorbell_ring(f, qpn);
+		break;
+	case 1:
+		/* our magic number: no generic file ioctl by chance */
+		ret = ioctl(f, _IOC(rn(4), SNAA_DOORBELL_MAGIC, 1 + rn(255),
+				    rn(64)), rnd()) ? errno : 0;
+		break;
+	case 2:
+		ret = vu_doorbell_bind(c->ctx, f, chance(80) ? 4 : rn(9));
+		break;
+	default:
+		ret = vu_doorbell_bind(c->ctx, chance(50) ? (int32_t)rn(64) :
+					       (int32_t)rnd(), 4);
+		break;
+	}
+	close(f);
+	return ret;
+}
+
 void act_doorbell(struct actx *c)
 {
 	int fd = c->ctx->cmd_fd, o;
@@ -603,8 +673,12 @@ void act_doorbell(struct actx *c)
 			       chance(50) ? (uint32_t)rnd() & 0xffffff : rn(256);
 
 		/* a foreign fd rings another context's QP: EINVAL */
-		outcome("raw SQ doorbell ioctl", raw_ioctl_doorbell(fd, qpn),
-			false);
+		if (chance(50))
+			outcome("raw SQ doorbell ioctl",
+				raw_ioctl_doorbell(fd, qpn), false);
+		else
+			outcome("doorbell device", raw_doorbell_dev(c, qpn),
+				false);
 	} else {
 		outcome(rq ? "raw POST_RECV doorbell" : "raw POST_SEND doorbell",
 			raw_doorbell(fd, h, rq), false);

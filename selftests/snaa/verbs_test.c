@@ -50,7 +50,12 @@
  *               created first and last arrive byte-exact; the SQ doorbell
  *               ioctl rings only the caller's own QPs (EINVAL for another
  *               context's, the GSI QP, a destroyed one's number, a
- *               missing or short QPN attribute)
+ *               missing or short QPN attribute); the doorbell device
+ *               (mode 0666; the provider binds a file to each context;
+ *               ENOTCONN unbound, ENOTTY for other commands; binding
+ *               refuses a bad descriptor, another file, a second file or
+ *               context, a missing or short attribute; a bound file rings
+ *               only its context's QPs; closing either end unbinds)
  * 10 cq_ex      the extended CQ (ibv_create_cq_ex, ibv_start_poll)
  * 11 wr_api     the ibv_wr_* send API
  * 12 srq        shared receive queues
@@ -88,6 +93,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <infiniband/verbs.h>
 
@@ -2414,6 +2422,159 @@ out:
 		ibv_close_device(ctx2);
 }
 
+/* A context of dev to which the provider binds no doorbell file. */
+static struct ibv_context *open_unbound(struct ibv_device *dev)
+{
+	const char *was = getenv("SNAA_DOORBELL_DEV");
+	char *saved = was ? strdup(was) : NULL;
+	struct ibv_context *ctx;
+
+	setenv("SNAA_DOORBELL_DEV", "", 1);
+	ctx = ibv_open_device(dev);
+	if (saved)
+		setenv("SNAA_DOORBELL_DEV", saved, 1);
+	else
+		unsetenv("SNAA_DOORBELL_DEV");
+	free(saved);
+	return ctx;
+}
+
+/*
+ * The doorbell device (snaa-abi.h): a file rings nothing until bound
+ * (ENOTCONN), knows one command (ENOTTY); binding takes a doorbell file
+ * of the caller's (EBADF, EINVAL) and pairs one file with one context
+ * (EBUSY); a bound file rings only its context's QPs (EINVAL); closing
+ * the context or the file ends the binding.  The provider binds a file
+ * to every context it opens and rings through it (all traffic tests).
+ */
+static void hardening_doorbell_dev(struct vu_dev *d)
+{
+	struct ibv_qp_cap cap = { 1, 1, 1, 1, 0 };
+	struct ibv_context *c1 = NULL, *c2 = NULL;
+	struct ibv_cq *cq = NULL, *cq1 = NULL;
+	struct ibv_qp *q = NULL, *q1 = NULL, *tmp;
+	int f1 = -1, f2 = -1, nul = -1;
+	struct ibv_pd *pd1 = NULL;
+	uint32_t qpn1, gone = 0;
+	struct stat st;
+	bool ok;
+
+	ok = !stat(SNAA_DOORBELL_DEV, &st) && S_ISCHR(st.st_mode) &&
+	     (st.st_mode & 07777) == 0666;
+	if (!ok)
+		vu_diag("stat %s: %s, mode 0%o", SNAA_DOORBELL_DEV,
+			strerror(errno), (unsigned int)st.st_mode);
+	vu_report(ok, "hardening: %s is a character device of mode 0666",
+		  SNAA_DOORBELL_DEV);
+
+	cq = ibv_create_cq(d->ctx, 4, NULL, NULL, 0);
+	q = cq ? vu_qp_create(d->pd, IBV_QPT_UC, cq, cq, &cap) : NULL;
+	c1 = open_unbound(d->ctx->device);
+	c2 = open_unbound(d->ctx->device);
+	pd1 = c1 ? ibv_alloc_pd(c1) : NULL;
+	cq1 = pd1 ? ibv_create_cq(c1, 4, NULL, NULL, 0) : NULL;
+	q1 = cq1 ? vu_qp_create(pd1, IBV_QPT_UC, cq1, cq1, &cap) : NULL;
+	tmp = cq1 ? vu_qp_create(pd1, IBV_QPT_UC, cq1, cq1, &cap) : NULL;
+	if (tmp) {
+		gone = tmp->qp_num;
+		ibv_destroy_qp(tmp);
+	}
+	f1 = open(SNAA_DOORBELL_DEV, O_RDWR | O_CLOEXEC);
+	f2 = open(SNAA_DOORBELL_DEV, O_RDWR | O_CLOEXEC);
+	nul = open("/dev/null", O_RDWR | O_CLOEXEC);
+	if (!q || !c2 || !q1 || !gone || f1 < 0 || f2 < 0 || nul < 0) {
+		vu_diag("contexts, QPs or files: %s", strerror(errno));
+		vu_report(false, "hardening: the doorbell device: setup");
+		goto out;
+	}
+	qpn1 = q1->qp_num;
+
+	vu_report(vu_doorbell_fd_of(q) >= 0,
+		  "hardening: the provider binds a doorbell file to the "
+		  "context it opens, and it rings the context's QP");
+	vu_report(eq_ret("ring on a file never bound",
+			 vu_doorbell_ring(f1, qpn1), ENOTCONN) &&
+		  eq_ret("command 1", ioctl(f1, _IO(SNAA_DOORBELL_MAGIC, 1),
+					    qpn1) ? errno : 0, ENOTTY),
+		  "hardening: the doorbell device: a ring on an unbound file "
+		  "ENOTCONN, another command ENOTTY");
+	vu_report(eq_ret("bind descriptor -1", vu_doorbell_bind(c1, -1, 4),
+			 EBADF) &&
+		  eq_ret("bind /dev/null", vu_doorbell_bind(c1, nul, 4),
+			 EINVAL) &&
+		  eq_ret("bind without the attribute",
+			 vu_doorbell_bind(c1, f1, 0), EINVAL) &&
+		  eq_ret("bind with a 2-byte attribute",
+			 vu_doorbell_bind(c1, f1, 2), EINVAL),
+		  "hardening: binding refuses descriptor -1 (EBADF), a file "
+		  "that is not the doorbell device, a missing or short "
+		  "attribute (EINVAL)");
+	vu_report(eq_ret("bind", vu_doorbell_bind(c1, f1, 4), 0) &&
+		  eq_ret("the same binding again",
+			 vu_doorbell_bind(c1, f1, 4), EBUSY) &&
+		  eq_ret("a second file for the context",
+			 vu_doorbell_bind(c1, f2, 4), EBUSY) &&
+		  eq_ret("the bound file for a second context",
+			 vu_doorbell_bind(c2, f1, 4), EBUSY),
+		  "hardening: a doorbell file binds one context, a context "
+		  "one file (EBUSY)");
+	vu_report(eq_ret("ring of the context's QP",
+			 vu_doorbell_ring(f1, qpn1), 0),
+		  "hardening: a bound doorbell file rings its context's QP");
+	vu_report(eq_ret("QP of another context",
+			 vu_doorbell_ring(f1, q->qp_num), EINVAL) &&
+		  eq_ret("the GSI QP", vu_doorbell_ring(f1, 1), EINVAL) &&
+		  eq_ret("QPN + 2^32", vu_doorbell_ring(f1, (1UL << 32) | qpn1),
+			 EINVAL) &&
+		  eq_ret("a destroyed QP's number",
+			 vu_doorbell_ring(f1, gone), EINVAL),
+		  "hardening: a bound doorbell file refuses another context's "
+		  "QP, a kernel QP, a number beyond 32 bits and a destroyed "
+		  "QP's number (EINVAL)");
+
+	ibv_destroy_qp(q1);
+	q1 = NULL;
+	ibv_destroy_cq(cq1);
+	cq1 = NULL;
+	ibv_dealloc_pd(pd1);
+	pd1 = NULL;
+	ibv_close_device(c1);
+	c1 = NULL;
+	vu_report(eq_ret("ring after the context closed",
+			 vu_doorbell_ring(f1, qpn1), ENOTCONN) &&
+		  eq_ret("bind the file to another context",
+			 vu_doorbell_bind(c2, f1, 4), 0),
+		  "hardening: closing the context ends its binding (ENOTCONN), "
+		  "the file binds anew");
+	close(f1);
+	f1 = -1;
+	vu_report(eq_ret("bind a second file once the first is closed",
+			 vu_doorbell_bind(c2, f2, 4), 0),
+		  "hardening: closing a bound file ends its binding, the "
+		  "context binds anew");
+out:
+	if (f1 >= 0)
+		close(f1);
+	if (f2 >= 0)
+		close(f2);
+	if (nul >= 0)
+		close(nul);
+	if (q1)
+		ibv_destroy_qp(q1);
+	if (cq1)
+		ibv_destroy_cq(cq1);
+	if (pd1)
+		ibv_dealloc_pd(pd1);
+	if (c1)
+		ibv_close_device(c1);
+	if (c2)
+		ibv_close_device(c2);
+	if (q)
+		ibv_destroy_qp(q);
+	if (cq)
+		ibv_destroy_cq(cq);
+}
+
 /* An asynchronous event a test waits for. */
 struct want_event {
 	enum ibv_event_type type;
@@ -2691,6 +2852,7 @@ static void case_hardening(struct vu_dev *da, struct vu_dev *db)
 	hardening_random(da);
 	hardening_crowd(da, db);
 	hardening_doorbell(da);
+	hardening_doorbell_dev(da);
 	hardening_cq_overflow(da, db);
 	hardening_modify(da, db);
 	hardening_rd_atomic(da, db);

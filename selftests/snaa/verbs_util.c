@@ -11,7 +11,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
 #include <time.h>
+#include <unistd.h>
 #include <sys/ioctl.h>
 
 #include "opt_util.h"
@@ -748,4 +750,52 @@ void vu_sq_doorbell_init(struct vu_sq_doorbell *cmd, uint32_t qpn)
 int vu_sq_doorbell_ring(int fd, struct vu_sq_doorbell *cmd)
 {
 	return ioctl(fd, RDMA_VERBS_IOCTL, cmd) ? errno : 0;
+}
+
+/* ---- snaa's doorbell device ---------------------------------------------- */
+
+int vu_doorbell_bind(struct ibv_context *ctx, int32_t fd, uint16_t len)
+{
+	struct vu_sq_doorbell cmd;
+
+	vu_sq_doorbell_init(&cmd, 0);
+	cmd.hdr.method_id = SNAA_IB_METHOD_DOORBELL_BIND;
+	cmd.attr[0].attr_id = SNAA_IB_ATTR_DOORBELL_BIND_FD;
+	cmd.attr[0].len = len;
+	cmd.attr[0].data = 0;
+	memcpy(&cmd.attr[0].data, &fd, len < sizeof(fd) ? len : sizeof(fd));
+	if (!len) {
+		cmd.hdr.length = sizeof(cmd.hdr);
+		cmd.hdr.num_attrs = 0;
+	}
+	return vu_sq_doorbell_ring(ctx->cmd_fd, &cmd);
+}
+
+int vu_doorbell_ring(int fd, unsigned long arg)
+{
+	return ioctl(fd, SNAA_DOORBELL_RING, arg) ? errno : 0;
+}
+
+int vu_doorbell_fd_of(struct ibv_qp *qp)
+{
+	char target[sizeof(SNAA_DOORBELL_DEV) + 1];
+	DIR *dir = opendir("/proc/self/fd");
+	struct dirent *de;
+	int fd = -1;
+	ssize_t n;
+
+	if (!dir)
+		return -1;
+	while (fd < 0 && (de = readdir(dir))) {
+		if (de->d_name[0] == '.')
+			continue;
+		n = readlinkat(dirfd(dir), de->d_name, target, sizeof(target));
+		if (n != sizeof(SNAA_DOORBELL_DEV) - 1 ||
+		    memcmp(target, SNAA_DOORBELL_DEV, n))
+			continue;
+		if (!vu_doorbell_ring(atoi(de->d_name), qp->qp_num))
+			fd = atoi(de->d_name);
+	}
+	closedir(dir);
+	return fd;
 }

@@ -313,4 +313,23 @@ void vu_sq_doorbell_init(struct vu_sq_doorbell *cmd, uint32_t qpn);
 /* Issue cmd on fd (a context's cmd_fd): 0 or the errno of ioctl(2). */
 int vu_sq_doorbell_ring(int fd, struct vu_sq_doorbell *cmd);
 
+/* ---- snaa's doorbell device ---------------------------------------------- */
+
+/*
+ * SNAA_IB_METHOD_DOORBELL_BIND on ctx for the descriptor fd, its
+ * attribute len bytes long (4 is well-formed, 0 leaves it out): 0 or
+ * the errno of ioctl(2).
+ */
+int vu_doorbell_bind(struct ibv_context *ctx, int32_t fd, uint16_t len);
+
+/* SNAA_DOORBELL_RING on fd with argument arg: 0 or the errno. */
+int vu_doorbell_ring(int fd, unsigned long arg);
+
+/*
+ * The doorbell file the provider bound to the context of qp (a QP that
+ * is not WCU.BUF): the one among the process's open files on
+ * SNAA_DOORBELL_DEV that rings qp; -1 if none does.
+ */
+int vu_doorbell_fd_of(struct ibv_qp *qp);
+
 #endif /* SNAA_SELFTEST_VERBS_UTIL_H */

@@ -751,8 +751,17 @@ static void case_api(struct emu *e)
 			qp2 ? "created" : "refused");
 	if (qp2)
 		ibv_destroy_qp(qp2);
-	if (qp)
+	if (qp) {
+		/* the provider's doorbell file of this context rings qp */
+		int fd = vu_doorbell_fd_of(qp);
+
+		vu_report(fd >= 0 &&
+			  vu_doorbell_ring(fd, e->qp->qp_num) == EINVAL,
+			  "the doorbell device (SNAA_DOORBELL_RING) on a WCU.BUF QP: EINVAL");
 		ibv_destroy_qp(qp);
+	} else {
+		vu_report(false, "the doorbell device (SNAA_DOORBELL_RING) on a WCU.BUF QP: EINVAL (no QP to find the file with)");
+	}
 	dv.qpn = 300;
 	qp = snaadv_create_qp(opt.b.pd, &ia, &dv);
 	ok = ok && !qp && errno == EINVAL;

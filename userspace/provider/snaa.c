@@ -15,8 +15,10 @@
  * has marked the ring idle.
  */
 #define _DEFAULT_SOURCE	/* pthread_spin_*, mmap, madvise, write in -std=c11 */
+#define _GNU_SOURCE	/* secure_getenv */
 
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -49,9 +51,16 @@ struct snaa_context {
 	struct verbs_context ibv_ctx;
 	uint32_t dev_id;		/* kernel ib_device index */
 	/*
-	 * The kernel lacks SNAA_IB_METHOD_SQ_DOORBELL: write() doorbells.
-	 * Set once by whichever poster finds out (relaxed atomics).
+	 * The doorbell device (SNAA_DOORBELL_DEV), bound to this context,
+	 * or -1: SQ doorbells are SNAA_DOORBELL_RING ioctls on it.
 	 */
+	int doorbell_fd;
+	/*
+	 * Set once, by whichever poster finds out (relaxed atomics): the
+	 * doorbell device no longer serves this context (doorbell_off), the
+	 * kernel lacks SNAA_IB_METHOD_SQ_DOORBELL (legacy_sq_doorbell).
+	 */
+	bool doorbell_off;
 	bool legacy_sq_doorbell;
 };
 
@@ -294,6 +303,9 @@ static int snaa_query_port(struct ibv_context *ibctx, uint8_t port,
 static void snaa_free_context(struct ibv_context *ibctx)
 {
 	struct snaa_context *ctx = snaa_ctx(ibctx);
+
+	if (ctx->doorbell_fd >= 0)
+		close(ctx->doorbell_fd);
 
 	verbs_uninit_context(&ctx->ibv_ctx);
 	free(ctx);
@@ -1145,6 +1157,17 @@ static int snaa_sq_kick(struct snaa_qp *qp)
 
 	if (!snaa_ring_needs_doorbell(qp->sq.q.ring))
 		return 0;
+	if (ctx->doorbell_fd >= 0 &&
+	    !__atomic_load_n(&ctx->doorbell_off, __ATOMIC_RELAXED)) {
+		if (!ioctl(ctx->doorbell_fd, SNAA_DOORBELL_RING,
+			   (unsigned long)qp->ibv_qp.qp_num))
+			return 0;
+		err = errno;
+		/* unbound (the context is going away) or not ours */
+		if (err != ENOTCONN && err != ENOTTY)
+			goto fail;
+		__atomic_store_n(&ctx->doorbell_off, true, __ATOMIC_RELAXED);
+	}
 	if (!__atomic_load_n(&ctx->legacy_sq_doorbell, __ATOMIC_RELAXED)) {
 		if (!ioctl(ibctx->cmd_fd, RDMA_VERBS_IOCTL, &qp->sq_db_ioctl))
 			return 0;
@@ -1884,6 +1907,46 @@ static const struct verbs_context_ops snaa_context_ops = {
 	.resize_cq = snaa_resize_cq,
 };
 
+/*
+ * Open the doorbell device and bind it to the context; its descriptor,
+ * or -1 if that fails (an snaa module without the device, or a sandbox
+ * without /dev access): the SQ doorbells then take the uverbs ioctl.
+ * SNAA_DOORBELL_DEV in the environment names another path; empty, it
+ * turns the device off (not for set-user-ID programs).
+ */
+static int snaa_doorbell_open(struct ibv_context *ibctx)
+{
+	struct {
+		struct ib_uverbs_ioctl_hdr hdr;
+		struct ib_uverbs_attr fd;
+	} bind;
+	const char *path = secure_getenv("SNAA_DOORBELL_DEV");
+	int32_t fd;
+
+	if (!path)
+		path = SNAA_DOORBELL_DEV;
+	if (!*path)
+		return -1;
+	fd = open(path, O_RDWR | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0)
+		return -1;
+	memset(&bind, 0, sizeof(bind));
+	bind.hdr.length = sizeof(bind);
+	bind.hdr.object_id = UVERBS_OBJECT_DEVICE;
+	bind.hdr.method_id = SNAA_IB_METHOD_DOORBELL_BIND;
+	bind.hdr.num_attrs = 1;
+	bind.hdr.driver_id = RDMA_DRIVER_UNKNOWN;
+	bind.fd.attr_id = SNAA_IB_ATTR_DOORBELL_BIND_FD;
+	bind.fd.len = sizeof(fd);
+	bind.fd.flags = UVERBS_ATTR_F_MANDATORY;
+	memcpy(&bind.fd.data, &fd, sizeof(fd));
+	if (ioctl(ibctx->cmd_fd, RDMA_VERBS_IOCTL, &bind)) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
 static struct verbs_context *snaa_alloc_context(struct ibv_device *ibdev,
 						int cmd_fd,
 						void *private_data)
@@ -1946,6 +2009,7 @@ static struct verbs_context *snaa_alloc_context(struct ibv_device *ibdev,
 		goto err_uninit;
 	}
 	ctx->dev_id = resp.drv.dev_id;
+	ctx->doorbell_fd = snaa_doorbell_open(&ctx->ibv_ctx.context);
 
 	verbs_set_ops(&ctx->ibv_ctx, &snaa_context_ops);
 

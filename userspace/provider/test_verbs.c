@@ -18,7 +18,9 @@
  *
  * The SQ doorbell is an ioctl (SNAA_IB_METHOD_SQ_DOORBELL): the ioctl()
  * this executable exports catches it on the memfd and answers as the
- * test says.  The legacy doorbell bytes (the RQ's, and the SQ's on a
+ * test says; so it does the binding of the doorbell device
+ * (SNAA_IB_METHOD_DOORBELL_BIND) and the SNAA_DOORBELL_RING ioctls on a
+ * second memfd standing in for the device.  The legacy doorbell bytes (the RQ's, and the SQ's on a
  * kernel without the method) and the resize_cq command layout are
  * compared with what the installed libibverbs itself writes (its
  * ibv_cmd_post_send / ibv_cmd_post_recv with no WR, its
@@ -46,7 +48,7 @@
 #include "test_ktap.h"
 #include "test_vlog.h"
 
-#define NUM_TESTS	54
+#define NUM_TESTS	61
 
 
 /* ------------------------------------------------------------------ */
@@ -151,6 +153,53 @@ static struct {
 static unsigned int ioc_calls;
 static int ioc_err;
 
+/*
+ * The doorbell device: the stand-in file's inode, the bind and ring
+ * ioctls seen (the last one's bytes, or argument), the errno to fail
+ * them with; bound_fd is the descriptor the last bind named if it is
+ * the stand-in file, else -1.
+ */
+static struct {
+	ino_t ino;
+	unsigned int binds, rings;
+	int bind_err, ring_err;
+	int bound_fd;
+	struct ib_uverbs_ioctl_hdr hdr;
+	struct ib_uverbs_attr attr;
+	unsigned long arg;
+} dbdev = { .bound_fd = -1 };
+
+static ino_t fd_ino(int fd)
+{
+	struct stat st;
+
+	return fstat(fd, &st) ? 0 : st.st_ino;
+}
+
+/* The fake uverbs file: the memfd, or a dup of it (second contexts). */
+static int is_uverbs_fd(int fd)
+{
+	return fd == memfd || (fd >= 0 && fd_ino(fd) == memfd_ino);
+}
+
+static int dbdev_bind(const void *arg)
+{
+	int32_t v;
+
+	dbdev.binds++;
+	memcpy(&dbdev.hdr, arg, sizeof(dbdev.hdr));
+	memcpy(&dbdev.attr, (const char *)arg + sizeof(dbdev.hdr),
+	       sizeof(dbdev.attr));
+	memcpy(&v, &dbdev.attr.data, sizeof(v));
+	dbdev.bound_fd = dbdev.attr.len == sizeof(v) && v >= 0 &&
+			 fd_ino(v) == dbdev.ino ? v : -1;
+	if (dbdev.bind_err) {
+		errno = dbdev.bind_err;
+		return -1;
+	}
+	return 0;
+}
+
 int ioctl(int fd, unsigned long req, ...)
 {
 	static int (*real)(int, unsigned long, ...);
@@ -161,13 +210,26 @@ int ioctl(int fd, unsigned long req, ...)
 	va_start(ap, req);
 	arg = va_arg(ap, void *);
 	va_end(ap);
-	if (fd != memfd || req != RDMA_VERBS_IOCTL) {
+	if (dbdev.ino && req == SNAA_DOORBELL_RING && fd_ino(fd) == dbdev.ino) {
+		dbdev.rings++;
+		dbdev.arg = (unsigned long)arg;
+		if (dbdev.ring_err) {
+			errno = dbdev.ring_err;
+			return -1;
+		}
+		return 0;
+	}
+	if (!is_uverbs_fd(fd) || req != RDMA_VERBS_IOCTL) {
 		if (!real)
 			real = (int (*)(int, unsigned long, ...))
 				dlsym(RTLD_NEXT, "ioctl");
 		return real(fd, req, arg);
 	}
 	hdr = arg;
+	if (hdr->object_id == UVERBS_OBJECT_DEVICE &&
+	    hdr->method_id == SNAA_IB_METHOD_DOORBELL_BIND &&
+	    hdr->length >= sizeof(*hdr) + sizeof(struct ib_uverbs_attr))
+		return dbdev_bind(arg);
 	if (hdr->object_id != UVERBS_OBJECT_DEVICE ||
 	    hdr->method_id != SNAA_IB_METHOD_SQ_DOORBELL) {
 		/* libibverbs' own ioctls: what the memfd answers */
@@ -1715,6 +1777,139 @@ static void test_legacy_doorbell(struct ibv_pd *pd, struct ibv_cq *cq)
 	ibv_destroy_qp(qp);
 }
 
+/* A context on a dup of the fake uverbs file, the doorbell device at path. */
+static struct ibv_context *second_context(struct ibv_device *dev,
+					  const char *path)
+{
+	struct verbs_context *v;
+	int fd = dup(memfd);
+
+	if (fd < 0)
+		return NULL;
+	setenv("SNAA_DOORBELL_DEV", path, 1);
+	v = reg_ops->alloc_context(dev, fd, NULL);
+	setenv("SNAA_DOORBELL_DEV", "", 1);
+	return v ? &v->context : NULL;
+}
+
+/* Is fd closed? */
+static int fd_closed(int fd)
+{
+	return fd >= 0 && fcntl(fd, F_GETFD) < 0 && errno == EBADF;
+}
+
+/*
+ * The doorbell device: a context opened with SNAA_DOORBELL_DEV naming a
+ * file opens and binds it, and rings the SQ doorbell with
+ * SNAA_DOORBELL_RING on it; EINVAL fails the post, ENOTCONN sends the
+ * context to the doorbell method for good; a refused binding closes the
+ * file, as does closing the context.
+ */
+static void test_doorbell_dev(struct ibv_device *dev, struct ibv_cq *cq)
+{
+	struct ibv_sge sge = { .addr = (uintptr_t)"bell", .length = 4 };
+	struct ibv_send_wr wr = { .wr_id = 1, .sg_list = &sge, .num_sge = 1,
+				  .opcode = IBV_WR_SEND,
+				  .send_flags = IBV_SEND_INLINE }, *bad = NULL;
+	int dbmem = memfd_create("snaa-fake-doorbell", MFD_CLOEXEC);
+	unsigned int calls0, rings0, binds0;
+	struct ibv_context *c2, *c3;
+	struct ibv_pd *pd2 = NULL;
+	struct ibv_qp *qp = NULL;
+	int ok, ret, ret2, fd2;
+	char path[64];
+
+	dbdev.ino = dbmem >= 0 ? fd_ino(dbmem) : 0;
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", dbmem);
+	binds0 = dbdev.binds;
+	c2 = dbdev.ino ? second_context(dev, path) : NULL;
+	fd2 = dbdev.bound_fd;
+	ok = c2 && dbdev.binds - binds0 == 1 && fd2 >= 0 &&
+	     (fcntl(fd2, F_GETFD) & FD_CLOEXEC) &&
+	     dbdev.hdr.length == sizeof(dbdev.hdr) + sizeof(dbdev.attr) &&
+	     dbdev.hdr.object_id == UVERBS_OBJECT_DEVICE &&
+	     dbdev.hdr.num_attrs == 1 &&
+	     dbdev.hdr.driver_id == RDMA_DRIVER_UNKNOWN &&
+	     dbdev.attr.attr_id == SNAA_IB_ATTR_DOORBELL_BIND_FD &&
+	     dbdev.attr.flags == UVERBS_ATTR_F_MANDATORY;
+	if (!ok)
+		diag("context %p, %u binds, bound fd %d, length %u, %u attrs, attr %#x len %u flags %#x",
+		     (void *)c2, dbdev.binds - binds0, fd2, dbdev.hdr.length,
+		     dbdev.hdr.num_attrs, dbdev.attr.attr_id, dbdev.attr.len,
+		     dbdev.attr.flags);
+	result(ok, "doorbell device: a context opened with SNAA_DOORBELL_DEV opens that file (close-on-exec) and binds it: one SNAA_IB_METHOD_DOORBELL_BIND on the context's file, one mandatory 4-byte attribute, the file's descriptor");
+
+	pd2 = c2 ? ibv_alloc_pd(c2) : NULL;
+	qp = pd2 ? mw_qp(pd2, cq, IBV_QPT_RC, 4, 0) : NULL;
+	calls0 = ioc_calls;
+	rings0 = dbdev.rings;
+	ret = -1;
+	if (qp) {
+		kqp.sq->flags = SNAA_RING_F_IDLE;
+		db_reset();
+		ret = ibv_post_send(qp, &wr, &bad);
+	}
+	result(qp && !ret && dbdev.rings - rings0 == 1 &&
+	       dbdev.arg == qp->qp_num && ioc_calls == calls0 &&
+	       !db_written(NULL, 0),
+	       "doorbell device: a post rings SNAA_DOORBELL_RING on the bound file, the QPN as the argument; no method ioctl, nothing written");
+
+	dbdev.ring_err = EINVAL;
+	rings0 = dbdev.rings;
+	ret = -1;
+	if (qp) {
+		kqp.sq->flags = SNAA_RING_F_IDLE;
+		ret = ibv_post_send(qp, &wr, &bad);
+	}
+	result(qp && ret == EINVAL && bad == &wr &&
+	       dbdev.rings - rings0 == 1 && ioc_calls == calls0,
+	       "doorbell device: a ring refused with EINVAL fails the post (EINVAL, bad_wr the WR), no other doorbell tried");
+
+	dbdev.ring_err = ENOTCONN;
+	rings0 = dbdev.rings;
+	ret = ret2 = -1;
+	if (qp) {
+		kqp.sq->flags = SNAA_RING_F_IDLE;
+		ret = ibv_post_send(qp, &wr, &bad);
+		ok = dbdev.rings - rings0 == 1 && one_sq_doorbell(qp, calls0);
+		kqp.sq->flags = SNAA_RING_F_IDLE;
+		ret2 = ibv_post_send(qp, &wr, &bad);
+		ok = ok && dbdev.rings - rings0 == 1 &&
+		     one_sq_doorbell(qp, calls0 + 1);
+	}
+	dbdev.ring_err = 0;
+	kqp.sq->flags = 0;
+	result(qp && !ret && !ret2 && ok,
+	       "doorbell device: ENOTCONN (the binding ended) sends the post to the doorbell method, and the context's next post rings only that");
+	if (qp)
+		ibv_destroy_qp(qp);
+	if (pd2)
+		ibv_dealloc_pd(pd2);
+	if (c2)
+		ibv_close_device(c2);
+	result(c2 && fd_closed(fd2),
+	       "doorbell device: closing the context closes its doorbell file");
+
+	dbdev.bind_err = EPROTONOSUPPORT;
+	binds0 = dbdev.binds;
+	c3 = dbdev.ino ? second_context(dev, path) : NULL;
+	result(c3 && dbdev.binds - binds0 == 1 && fd_closed(dbdev.bound_fd),
+	       "doorbell device: a binding the kernel refuses (EPROTONOSUPPORT: a module without it) leaves the context open and the file closed");
+	dbdev.bind_err = 0;
+	if (c3)
+		ibv_close_device(c3);
+
+	binds0 = dbdev.binds;
+	c3 = second_context(dev, "/nonexistent/snaa_doorbell");
+	result(c3 && dbdev.binds == binds0,
+	       "doorbell device: a context whose SNAA_DOORBELL_DEV cannot be opened binds nothing and opens all the same");
+	if (c3)
+		ibv_close_device(c3);
+	if (dbmem >= 0)
+		close(dbmem);
+	dbdev.ino = 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct verbs_context *vctx;
@@ -1759,10 +1954,12 @@ int main(int argc, char **argv)
 	 * uses write() for legacy commands, as on a kernel without the
 	 * ioctl write path, and its own command bytes can be captured.
 	 */
+	/* The doorbell method for this context: no doorbell device. */
+	setenv("SNAA_DOORBELL_DEV", "", 1);
 	vctx = reg_ops->alloc_context(&vdev->device, memfd, NULL);
 	ctx = vctx ? &vctx->context : NULL;
-	result(ctx && ctx->cmd_fd == memfd,
-	       "context opened on the fake uverbs file");
+	result(ctx && ctx->cmd_fd == memfd && !dbdev.binds,
+	       "context opened on the fake uverbs file (SNAA_DOORBELL_DEV empty: no doorbell device bound)");
 	if (vctx && set_ops)
 		vctx->create_cq_ex = lib_create_cq_ex;
 	if (!ctx) {
@@ -1781,6 +1978,7 @@ int main(int argc, char **argv)
 		test_ud_srq(pd, cq);
 		test_mw(pd);
 		test_legacy_doorbell(pd, cq);
+		test_doorbell_dev(&vdev->device, cq);
 	}
 	if (cq)
 		test_cq_destroy(cq);

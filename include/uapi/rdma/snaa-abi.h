@@ -35,11 +35,11 @@
  *
  * Doorbells: after publishing entries on an SQ or RQ, user space issues a
  * full memory barrier and reads @flags; if SNAA_RING_F_IDLE is set it
- * rings the doorbell.  The SQ's is the driver method
- * SNAA_IB_METHOD_SQ_DOORBELL (below) on the uverbs ioctl; the RQ's, and
- * the SQ's on a kernel without that method, an
- * IB_USER_VERBS_CMD_POST_SEND (SQ) or IB_USER_VERBS_CMD_POST_RECV (RQ)
- * write command with wr_count 0, which reaches the driver as
+ * rings the doorbell.  The SQ's is SNAA_DOORBELL_RING on the doorbell
+ * device or the driver method SNAA_IB_METHOD_SQ_DOORBELL on the uverbs
+ * ioctl (below); the RQ's, and the SQ's on a kernel without that method,
+ * an IB_USER_VERBS_CMD_POST_SEND (SQ) or IB_USER_VERBS_CMD_POST_RECV
+ * (RQ) write command with wr_count 0, which reaches the driver as
  * post_send/post_recv with an empty list.
  *  - SQ: IDLE is set at creation and whenever the kernel stops
  *    processing; before it stops, the kernel sets IDLE, issues a full
@@ -54,6 +54,7 @@
 #ifndef SNAA_ABI_USER_H
 #define SNAA_ABI_USER_H
 
+#include <linux/ioctl.h>
 #include <linux/types.h>
 #include <rdma/ib_user_ioctl_cmds.h>
 
@@ -78,10 +79,37 @@
  */
 enum snaa_ib_methods {
 	SNAA_IB_METHOD_SQ_DOORBELL = (1U << UVERBS_ID_NS_SHIFT),
+	SNAA_IB_METHOD_DOORBELL_BIND,
 };
 
 enum snaa_ib_sq_doorbell_attrs {
 	SNAA_IB_ATTR_SQ_DOORBELL_QPN = (1U << UVERBS_ID_NS_SHIFT),
+};
+
+/*
+ * The doorbell device, SNAA_DOORBELL_DEV: a cheaper SQ doorbell.  The
+ * uverbs ioctl builds an attribute bundle before the driver sees a
+ * method; an ioctl on this device reaches the driver directly.
+ *
+ * A process opens the device and binds the file to its uverbs context
+ * with SNAA_IB_METHOD_DOORBELL_BIND, whose SNAA_IB_ATTR_DOORBELL_BIND_FD
+ * (a __s32, mandatory) is the file's descriptor: EBADF if it is none,
+ * EINVAL if it is not the doorbell device, EBUSY if the file or the
+ * context is bound already.  The binding ends when either is closed.
+ *
+ * SNAA_DOORBELL_RING, with the QP number as the ioctl's argument (a
+ * value, not a pointer), then rings the SQ doorbell of that QP of the
+ * bound context, as SNAA_IB_METHOD_SQ_DOORBELL does: EINVAL if the
+ * context has no QP of that number or it is a WCU.BUF QP, ENOTCONN if
+ * the file is not bound (never was, or its context is gone), ENOTTY for
+ * any other command.
+ */
+#define SNAA_DOORBELL_DEV	"/dev/snaa_doorbell"
+#define SNAA_DOORBELL_MAGIC	0xDA
+#define SNAA_DOORBELL_RING	_IO(SNAA_DOORBELL_MAGIC, 0x00)
+
+enum snaa_ib_doorbell_bind_attrs {
+	SNAA_IB_ATTR_DOORBELL_BIND_FD = (1U << UVERBS_ID_NS_SHIFT),
 };
 
 /*

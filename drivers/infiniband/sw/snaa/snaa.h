@@ -20,6 +20,7 @@
 #include <uapi/rdma/snaa-abi.h>
 
 #include "compat.h"
+#include "snaa_doorbell.h"
 #include "snaa_hdr.h"
 #include "snaa_table.h"
 
@@ -188,8 +189,15 @@ static inline void snaa_count(struct snaa_dev *sdev, enum snaa_counter c,
 	this_cpu_add(sdev->stats[c], n);
 }
 
+/**
+ * struct snaa_ucontext - a process's context
+ * @ibuc: the core's part
+ * @doorbell: the doorbell device file bound to it, or NULL; the
+ *	snaa_doorbell module's (snaa_db_bind())
+ */
 struct snaa_ucontext {
 	struct ib_ucontext ibuc;
+	struct snaa_db_file *doorbell;
 };
 
 struct snaa_pd {
@@ -913,6 +921,8 @@ void snaa_net_debugfs_init(struct snaa_dev *sdev);
 
 /* snaa_uapi.c */
 extern const struct uapi_definition snaa_uapi_defs[];
+struct snaa_qp *snaa_uctx_qp(struct ib_ucontext *uctx, u32 qpn);
+extern const struct snaa_db_ops snaa_uapi_db_ops;
 
 /* snaa_stats.c */
 struct rdma_hw_stats *snaa_alloc_hw_port_stats(struct ib_device *ibdev,

@@ -357,6 +357,9 @@ static int __init snaa_init(void)
 		goto err_net;
 
 	snaa_debugfs_root = debugfs_create_dir(SNAA_DRV_NAME, NULL);
+	/* Only fails if another module registered: then use uverbs. */
+	if (snaa_db_register(&snaa_uapi_db_ops))
+		pr_warn("snaa: /dev/snaa_doorbell is taken: doorbells go through uverbs\n");
 	rdma_link_register(&snaa_link_ops);
 	pr_info("snaa: loaded (ABI %d)\n", SNAA_ABI_VERSION);
 	return 0;
@@ -375,6 +378,8 @@ static void __exit snaa_exit(void)
 	rdma_link_unregister(&snaa_link_ops);
 	unregister_netdevice_notifier(&snaa_netdev_notifier);
 	snaa_unregister_all();
+	/* No context is left, so no doorbell file is bound. */
+	snaa_db_unregister(&snaa_uapi_db_ops);
 	snaa_net_exit();
 	debugfs_remove_recursive(snaa_debugfs_root);
 	platform_device_unregister(snaa_parent);

@@ -146,6 +146,7 @@ int snaa_alloc_ucontext(struct ib_ucontext *ibuc, struct ib_udata *udata)
 
 void snaa_dealloc_ucontext(struct ib_ucontext *ibuc)
 {
+	snaa_db_unbind(&to_snaa_uctx(ibuc)->doorbell);
 }
 
 /*
