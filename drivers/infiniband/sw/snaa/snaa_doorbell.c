@@ -74,7 +74,7 @@ static int snaa_db_open(struct inode *inode, struct file *file)
 {
 	struct snaa_db_file *db;
 
-	db = kzalloc(sizeof(*db), GFP_KERNEL);
+	db = kzalloc(sizeof(*db), GFP_KERNEL_ACCOUNT);
 	if (!db)
 		return -ENOMEM;
 	spin_lock_init(&db->lock);
