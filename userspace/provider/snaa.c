@@ -1162,11 +1162,15 @@ static int snaa_sq_kick(struct snaa_qp *qp)
 		if (!ioctl(ctx->doorbell_fd, SNAA_DOORBELL_RING,
 			   (unsigned long)qp->ibv_qp.qp_num))
 			return 0;
-		err = errno;
-		/* unbound (the context is going away) or not ours */
-		if (err != ENOTCONN && err != ENOTTY)
-			goto fail;
-		__atomic_store_n(&ctx->doorbell_off, true, __ATOMIC_RELAXED);
+		/*
+		 * Unbound (the context is going away) or not ours: the
+		 * method from now on.  Other errors the method confirms: a
+		 * ring racing with the device's removal finds the QP gone
+		 * (EINVAL) where uverbs reports the loss (EIO).
+		 */
+		if (errno == ENOTCONN || errno == ENOTTY)
+			__atomic_store_n(&ctx->doorbell_off, true,
+					 __ATOMIC_RELAXED);
 	}
 	if (!__atomic_load_n(&ctx->legacy_sq_doorbell, __ATOMIC_RELAXED)) {
 		if (!ioctl(ibctx->cmd_fd, RDMA_VERBS_IOCTL, &qp->sq_db_ioctl))

@@ -1840,7 +1840,7 @@ static void test_doorbell_dev(struct ibv_device *dev, struct ibv_cq *cq)
 	result(ok, "doorbell device: a context opened with SNAA_DOORBELL_DEV opens that file (close-on-exec) and binds it: one SNAA_IB_METHOD_DOORBELL_BIND on the context's file, one mandatory 4-byte attribute, the file's descriptor");
 
 	pd2 = c2 ? ibv_alloc_pd(c2) : NULL;
-	qp = pd2 ? mw_qp(pd2, cq, IBV_QPT_RC, 4, 0) : NULL;
+	qp = pd2 ? mw_qp(pd2, cq, IBV_QPT_RC, 8, 0) : NULL;
 	calls0 = ioc_calls;
 	rings0 = dbdev.rings;
 	ret = -1;
@@ -1855,15 +1855,24 @@ static void test_doorbell_dev(struct ibv_device *dev, struct ibv_cq *cq)
 	       "doorbell device: a post rings SNAA_DOORBELL_RING on the bound file, the QPN as the argument; no method ioctl, nothing written");
 
 	dbdev.ring_err = EINVAL;
+	ioc_err = EIO;
 	rings0 = dbdev.rings;
-	ret = -1;
+	ret = ret2 = -1;
+	ok = 0;
 	if (qp) {
 		kqp.sq->flags = SNAA_RING_F_IDLE;
 		ret = ibv_post_send(qp, &wr, &bad);
+		ok = bad == &wr && dbdev.rings - rings0 == 1 &&
+		     one_sq_doorbell(qp, calls0);
+		kqp.sq->flags = SNAA_RING_F_IDLE;
+		ret2 = ibv_post_send(qp, &wr, &bad);
+		ok = ok && bad == &wr && dbdev.rings - rings0 == 2 &&
+		     one_sq_doorbell(qp, calls0 + 1);
 	}
-	result(qp && ret == EINVAL && bad == &wr &&
-	       dbdev.rings - rings0 == 1 && ioc_calls == calls0,
-	       "doorbell device: a ring refused with EINVAL fails the post (EINVAL, bad_wr the WR), no other doorbell tried");
+	ioc_err = 0;
+	calls0 = ioc_calls;
+	result(qp && ret == EIO && ret2 == EIO && ok,
+	       "doorbell device: a ring refused with EINVAL is asked again through the doorbell method, whose answer stands (EIO: the device is being removed; bad_wr the WR); the next post rings the device first again");
 
 	dbdev.ring_err = ENOTCONN;
 	rings0 = dbdev.rings;
