@@ -47,6 +47,31 @@ struct snaa_device {
 	struct verbs_device ibv_dev;	/* must be first (zeroed) */
 };
 
+/*
+ * A driver method of the uverbs ioctl on the device object with one
+ * mandatory 4-byte attribute, carried inline (snaa-abi.h).
+ */
+struct snaa_ioctl1 {
+	struct ib_uverbs_ioctl_hdr hdr;
+	struct ib_uverbs_attr attr;
+};
+
+static void snaa_ioctl1_init(struct snaa_ioctl1 *c, uint16_t method,
+			     uint16_t attr_id, uint32_t value)
+{
+	memset(c, 0, sizeof(*c));
+	c->hdr.length = sizeof(*c);
+	c->hdr.object_id = UVERBS_OBJECT_DEVICE;
+	c->hdr.method_id = method;
+	c->hdr.num_attrs = 1;
+	c->hdr.driver_id = RDMA_DRIVER_UNKNOWN;
+	c->attr.attr_id = attr_id;
+	c->attr.len = sizeof(value);
+	c->attr.flags = UVERBS_ATTR_F_MANDATORY;
+	/* up to 8 bytes travel in the attribute itself */
+	memcpy(&c->attr.data, &value, sizeof(value));
+}
+
 struct snaa_context {
 	struct verbs_context ibv_ctx;
 	uint32_t dev_id;		/* kernel ib_device index */
@@ -122,10 +147,7 @@ struct snaa_qp {
 	struct snaa_wq rq;
 	struct snaa_sq_caps sq_caps;
 	/* The SQ doorbell, an ioctl (SNAA_IB_METHOD_SQ_DOORBELL). */
-	struct {
-		struct ib_uverbs_ioctl_hdr hdr;
-		struct ib_uverbs_attr qpn;
-	} sq_db_ioctl;
+	struct snaa_ioctl1 sq_db_ioctl;
 	/* Legacy write() doorbells; the kernel writes the responses. */
 	struct ibv_post_send sq_db;
 	struct ib_uverbs_post_send_resp sq_db_resp;
@@ -968,16 +990,8 @@ static void snaa_qp_init_doorbells(struct snaa_qp *qp)
 	struct ibv_post_recv *r = &qp->rq_db;
 	uint32_t qpn = qp->ibv_qp.qp_num;
 
-	qp->sq_db_ioctl.hdr.length = sizeof(qp->sq_db_ioctl);
-	qp->sq_db_ioctl.hdr.object_id = UVERBS_OBJECT_DEVICE;
-	qp->sq_db_ioctl.hdr.method_id = SNAA_IB_METHOD_SQ_DOORBELL;
-	qp->sq_db_ioctl.hdr.num_attrs = 1;
-	qp->sq_db_ioctl.hdr.driver_id = RDMA_DRIVER_UNKNOWN;
-	qp->sq_db_ioctl.qpn.attr_id = SNAA_IB_ATTR_SQ_DOORBELL_QPN;
-	qp->sq_db_ioctl.qpn.len = sizeof(qpn);
-	qp->sq_db_ioctl.qpn.flags = UVERBS_ATTR_F_MANDATORY;
-	/* up to 8 bytes travel in the attribute itself */
-	memcpy(&qp->sq_db_ioctl.qpn.data, &qpn, sizeof(qpn));
+	snaa_ioctl1_init(&qp->sq_db_ioctl, SNAA_IB_METHOD_SQ_DOORBELL,
+			 SNAA_IB_ATTR_SQ_DOORBELL_QPN, qpn);
 
 	s->hdr.command = IB_USER_VERBS_CMD_POST_SEND;
 	s->hdr.in_words = sizeof(*s) / 4;
@@ -1920,10 +1934,7 @@ static const struct verbs_context_ops snaa_context_ops = {
  */
 static int snaa_doorbell_open(struct ibv_context *ibctx)
 {
-	struct {
-		struct ib_uverbs_ioctl_hdr hdr;
-		struct ib_uverbs_attr fd;
-	} bind;
+	struct snaa_ioctl1 bind;
 	const char *path = secure_getenv("SNAA_DOORBELL_DEV");
 	int32_t fd;
 
@@ -1934,16 +1945,8 @@ static int snaa_doorbell_open(struct ibv_context *ibctx)
 	fd = open(path, O_RDWR | O_CLOEXEC | O_NOCTTY);
 	if (fd < 0)
 		return -1;
-	memset(&bind, 0, sizeof(bind));
-	bind.hdr.length = sizeof(bind);
-	bind.hdr.object_id = UVERBS_OBJECT_DEVICE;
-	bind.hdr.method_id = SNAA_IB_METHOD_DOORBELL_BIND;
-	bind.hdr.num_attrs = 1;
-	bind.hdr.driver_id = RDMA_DRIVER_UNKNOWN;
-	bind.fd.attr_id = SNAA_IB_ATTR_DOORBELL_BIND_FD;
-	bind.fd.len = sizeof(fd);
-	bind.fd.flags = UVERBS_ATTR_F_MANDATORY;
-	memcpy(&bind.fd.data, &fd, sizeof(fd));
+	snaa_ioctl1_init(&bind, SNAA_IB_METHOD_DOORBELL_BIND,
+			 SNAA_IB_ATTR_DOORBELL_BIND_FD, (uint32_t)fd);
 	if (ioctl(ibctx->cmd_fd, RDMA_VERBS_IOCTL, &bind)) {
 		close(fd);
 		return -1;

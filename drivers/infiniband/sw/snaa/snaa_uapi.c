@@ -73,11 +73,7 @@ UVERBS_HANDLER(SNAA_IB_METHOD_SQ_DOORBELL)(struct uverbs_attr_bundle *attrs)
 	if (IS_ERR(uctx))
 		return PTR_ERR(uctx);
 	qp = snaa_uctx_qp(uctx, qpn);
-	if (!qp)
-		return -EINVAL;
-	err = snaa_sq_doorbell(qp);
-	snaa_qp_put(qp);
-	return err;
+	return qp ? snaa_uapi_db_ring(qp) : -EINVAL;
 }
 
 DECLARE_UVERBS_NAMED_METHOD(SNAA_IB_METHOD_SQ_DOORBELL,
