@@ -5,7 +5,6 @@
  */
 #define _GNU_SOURCE
 
-#include <dirent.h>
 #include <sys/ioctl.h>
 
 #include "abuser.h"
@@ -589,24 +588,9 @@ uint32_t rand_handle(struct actx *c)
 /* One of the doorbell files the provider opened, at random; -1 if none. */
 static int any_doorbell_fd(void)
 {
-	char target[sizeof(SNAA_DOORBELL_DEV) + 1];
-	struct dirent *de;
-	int f = -1, n = 0;
-	DIR *dir;
+	int fds[64], n = vu_doorbell_fds(fds, 64);
 
-	dir = opendir("/proc/self/fd");
-	if (!dir)
-		return -1;
-	while ((de = readdir(dir))) {
-		ssize_t len = readlinkat(dirfd(dir), de->d_name, target,
-					 sizeof(target));
-
-		if (len == sizeof(SNAA_DOORBELL_DEV) - 1 &&
-		    !memcmp(target, SNAA_DOORBELL_DEV, len) && !rn(++n))
-			f = atoi(de->d_name);
-	}
-	closedir(dir);
-	return f;
+	return n ? fds[rn((uint32_t)n)] : -1;
 }
 
 /*

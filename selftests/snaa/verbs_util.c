@@ -776,26 +776,34 @@ int vu_doorbell_ring(int fd, unsigned long arg)
 	return ioctl(fd, SNAA_DOORBELL_RING, arg) ? errno : 0;
 }
 
-int vu_doorbell_fd_of(struct ibv_qp *qp)
+int vu_doorbell_fds(int *fds, int max)
 {
 	char target[sizeof(SNAA_DOORBELL_DEV) + 1];
 	DIR *dir = opendir("/proc/self/fd");
 	struct dirent *de;
-	int fd = -1;
-	ssize_t n;
+	int n = 0;
+	ssize_t len;
 
 	if (!dir)
-		return -1;
-	while (fd < 0 && (de = readdir(dir))) {
+		return 0;
+	while (n < max && (de = readdir(dir))) {
 		if (de->d_name[0] == '.')
 			continue;
-		n = readlinkat(dirfd(dir), de->d_name, target, sizeof(target));
-		if (n != sizeof(SNAA_DOORBELL_DEV) - 1 ||
-		    memcmp(target, SNAA_DOORBELL_DEV, n))
-			continue;
-		if (!vu_doorbell_ring(atoi(de->d_name), qp->qp_num))
-			fd = atoi(de->d_name);
+		len = readlinkat(dirfd(dir), de->d_name, target, sizeof(target));
+		if (len == sizeof(SNAA_DOORBELL_DEV) - 1 &&
+		    !memcmp(target, SNAA_DOORBELL_DEV, len))
+			fds[n++] = atoi(de->d_name);
 	}
 	closedir(dir);
-	return fd;
+	return n;
+}
+
+int vu_doorbell_fd_of(struct ibv_qp *qp)
+{
+	int fds[64], i, n = vu_doorbell_fds(fds, 64);
+
+	for (i = 0; i < n; i++)
+		if (!vu_doorbell_ring(fds[i], qp->qp_num))
+			return fds[i];
+	return -1;
 }

@@ -326,6 +326,12 @@ int vu_doorbell_bind(struct ibv_context *ctx, int32_t fd, uint16_t len);
 int vu_doorbell_ring(int fd, unsigned long arg);
 
 /*
+ * Up to max descriptors of the process's open files on SNAA_DOORBELL_DEV
+ * into fds; how many.
+ */
+int vu_doorbell_fds(int *fds, int max);
+
+/*
  * The doorbell file the provider bound to the context of qp (a QP that
  * is not WCU.BUF): the one among the process's open files on
  * SNAA_DOORBELL_DEV that rings qp; -1 if none does.
