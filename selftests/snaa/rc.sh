@@ -16,13 +16,15 @@
 #            device is deleted during a stream (the requester must end in
 #            IBV_WC_RETRY_EXC_ERR and flush, "rmmod snaa" must succeed)
 #   interop  rdma_rxe (rxe0, initial namespace) <-> snaa1: rc_test with
-#            each as the requester A, rping with each as the server
+#            each as the requester A, a responder slower than the ACK
+#            timeout (case 9) both ways, rping with each as the server
 #   netem    snaa0 <-> snaa1 with the link impaired (tc netem on both
 #            veth ends: loss 1 % and 5 %, reordering, duplication 5 %,
 #            corruption 0.5 %): the 64 MiB stream arrives exact, every
 #            WR completes once, and the retransmit, duplicate and drop
 #            counters move as the impairment predicts; and the error
-#            and fixed-loss cases with every packet 5 ms late
+#            and fixed-loss cases with every packet 5 ms late; a responder
+#            slower than the ACK timeout (case 9)
 #
 # Output: one KTAP document per run, preceded by a "# ==== ..." line.
 # Exit status: 0 iff every run passed, 1 otherwise, 2 usage error, 4
@@ -192,6 +194,27 @@ rc_netem_stream() {
 		--netem-expect "$3"
 }
 
+# rc_slow A B: rc_test's case 9, A the requester, with every packet on
+# the link (veth0 in NS_A, veth1 in NS_B) late by more than A's local ACK
+# timeout (200 ms against 67 ms; 1.5 s against 1.07 s with
+# SNAA_RC_QUICK), so that every READ is requested again while the
+# responder answers it.
+rc_slow() {
+	rs_delay=200ms
+	[ -n "$RC_QUICK_ARGS" ] && rs_delay=1500ms
+	rs_netem="delay $rs_delay limit 100000"
+	# shellcheck disable=SC2086 # rs_netem is a list
+	rc_in "${NS_A:-}" tc qdisc add dev veth0 root netem $rs_netem &&
+	rc_in "$NS_B" tc qdisc add dev veth1 root netem $rs_netem ||
+		{ snaa_runs_failed=$((snaa_runs_failed + 1)); return; }
+	# shellcheck disable=SC2086 # RC_QUICK_ARGS is a list
+	snaa_run 600 "slow responder: A=$1 B=$2, every packet $rs_delay late" \
+		"$RC_TEST" --dev-a "$1" --dev-b "$2" --cases 9 --link-delay \
+		$RC_QUICK_ARGS
+	rc_in "${NS_A:-}" tc qdisc del dev veth0 root 2>/dev/null
+	rc_in "$NS_B" tc qdisc del dev veth1 root 2>/dev/null
+}
+
 # rc_snaa_more: IPv6, loopback and path MTU 1024.
 rc_snaa_more() {
 	snaa_run 300 "$DEV_A<->$DEV_B IPv6" "$RC_TEST" \
@@ -248,6 +271,9 @@ rc_main() {
 		# shellcheck disable=SC2086 # RC_QUICK_ARGS is a list
 		snaa_run 900 "A=$DEV_B B=$DEV_A" "$RC_TEST" \
 			--dev-a "$DEV_B" --dev-b "$DEV_A" $RC_QUICK_ARGS
+		# snaa's requester against rdma_rxe's replays, and back
+		rc_slow "$DEV_B" "$DEV_A"
+		rc_slow "$DEV_A" "$DEV_B"
 		rping_run "server $DEV_B, client $DEV_A" "$NS_B" "$ADDR_B" ""
 		rping_run "server $DEV_A, client $DEV_B" "" "$ADDR_A" "$NS_B"
 		"cleanup_$setup"
@@ -280,6 +306,7 @@ rc_main() {
 		# shellcheck disable=SC2086 # RC_QUICK_ARGS is a list
 		rc_netem_run "errors and fixed losses, delay 5 ms" "delay 5ms" \
 			--cases 2,8 --link-delay $RC_QUICK_ARGS
+		rc_slow "$DEV_A" "$DEV_B"
 		"cleanup_$setup"
 		;;
 	esac

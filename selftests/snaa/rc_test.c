@@ -40,6 +40,12 @@
  *              middle packet; every retransmission, timeout, NAK,
  *              duplicate and gap drop counted as predicted (where timing
  *              decides a number, the relation between the counters)
+ *  9 slow      a responder slower than the local ACK timeout (the caller
+ *              delays every packet past it: --link-delay): 16 MiB READs
+ *              whose request goes out again while the responder answers
+ *              it, so that the responder sends it twice and what is
+ *              posted next waits behind the replay; every WR completes
+ *              successfully with exact data, A timed out (snaa: counted)
  *  7 stream    --stream BYTES (default 64 MiB) of SEND, WRITE WITH IMM and
  *              READ messages of random sizes, 16 outstanding, each checked;
  *              every WR completes exactly once, in order
@@ -83,7 +89,7 @@
 			 IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC)
 #define QP_WR		64
 #define CQ_DEPTH	256
-#define NCASES		8
+#define NCASES		9
 
 static struct {
 	struct vu_dev a, b;
@@ -116,10 +122,11 @@ static void usage(FILE *f)
 "contention, a long checked stream.  Output is KTAP.\n"
 "\n"
 VU_PAIR_USAGE
-"  --cases LIST          comma-separated case numbers (default: all):\n"
+"  --cases LIST          comma-separated case numbers (default: 1-8):\n"
 "                        1 matrix, 2 errors, 3 rnr, 4 retry, 5 rd_atomic\n"
 "                        and fences,\n"
-"                        6 atomics, 7 stream, 8 fixed loss (snaa only)\n"
+"                        6 atomics, 7 stream, 8 fixed loss (snaa only),\n"
+"                        9 slow responder (with --link-delay)\n"
 "  --mtu BYTES           path MTU (default: the ports' active MTU)\n"
 "  --stream BYTES        bytes case 7 moves (default 64 MiB)\n"
 "  --expect-peer-loss    case 7: device B goes away during the stream;\n"
@@ -169,7 +176,8 @@ static void parse_args(int argc, char **argv)
 	};
 	int c, i;
 
-	for (i = 1; i <= NCASES; i++)
+	/* all but 9, which needs the caller's delay on the link */
+	for (i = 1; i < NCASES; i++)
 		opt.run[i] = true;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "h", lopts, NULL)) != -1) {
@@ -1650,6 +1658,59 @@ static void case_loss(void)
 	ep_close(&b);
 }
 
+/* ---- case 9: a slow responder ---------------------------------------------- */
+
+/*
+ * Every packet on the link is late by more than the local ACK timeout
+ * (the caller's netem delay, --link-delay): A's timer fires before the
+ * first response of each READ arrives, so A asks again while B is still
+ * answering, B sends the response a second time (from the start: the
+ * request names the READ's first PSN), and the READ posted next waits
+ * behind that replay.  The replay is the responder at work, not silence:
+ * a requester that spends its retry count on it fails the next READ with
+ * IBV_WC_RETRY_EXC_ERR though nothing was lost.
+ */
+static void case_slow(void)
+{
+	static const uint32_t sizes[] = { MAX_MSG, 4096, MAX_MSG, 64 };
+	long long t0, t1;
+	struct ep a, b;
+	size_t i;
+
+	printf("# case 9: slow responder (A %s, B %s)\n", opt.a.name,
+	       opt.b.name);
+	if (!opt.link_delay) {
+		vu_report(false, "slow: needs --link-delay (a delay on the link "
+			  "longer than the local ACK timeout)");
+		return;
+	}
+	if (!pair_open(&a, &b, ACCESS)) {
+		vu_report(false, "slow: setup");
+		return;
+	}
+	t0 = snaa_counter(&opt.a, a_is_rxe, "rc_timeouts");
+	for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++)
+		vu_report(transfer(&a, &b, K_READ, sizes[i], i ? 1 : 3,
+				   0x9000 + i),
+			  "slow: RDMA_READ %zu of %u bytes behind the replay of "
+			  "the one before: success, data exact", i + 1,
+			  sizes[i]);
+	vu_report(atomic_case(&a, &b, 9), "slow: compare & swap and fetch & "
+		  "add behind a replayed READ: results and targets exact");
+	t1 = snaa_counter(&opt.a, a_is_rxe, "rc_timeouts");
+	if (t0 >= 0 && t1 >= 0) {
+		printf("# info: %s rc_timeouts +%lld\n", opt.a.name, t1 - t0);
+		vu_report(t1 > t0, "slow: A's local ACK timer fired (rc_timeouts "
+			  "+%lld): the responder did get the READs twice",
+			  t1 - t0);
+	}
+	vu_report(expect_state("A", a.qp, IBV_QPS_RTS) &&
+		  expect_state("B", b.qp, IBV_QPS_RTS),
+		  "slow: both QPs still in RTS");
+	ep_close(&a);
+	ep_close(&b);
+}
+
 int main(int argc, char **argv)
 {
 	struct ibv_device **list;
@@ -1706,6 +1767,8 @@ int main(int argc, char **argv)
 		case_stream();
 	if (opt.run[8])
 		case_loss();
+	if (opt.run[9])
+		case_slow();
 
 	ret = vu_ktap_finish(t0);
 	vu_dev_close(&opt.a);

@@ -122,6 +122,31 @@ static void snaa_comp_set_psn(struct snaa_qp *qp, u32 psn)
 	qp->comp.psn = psn;
 }
 
+/*
+ * A response for a PSN acknowledged already: the responder answering a
+ * request it got twice.  After a local ACK timeout it may replay a whole
+ * RDMA READ response (from the READ's first PSN if no response had
+ * arrived yet), and whatever was posted behind waits until the replay
+ * is over.  That is the responder at work, not silence: the local ACK
+ * timer starts again, as any response restarts rdma_rxe's, and the retry
+ * count starts again too.  The timer runs in softirq before the receive
+ * processing of the same pass, and on a loaded host that processing may
+ * lag by more than a timeout: the timer then fires with the replay's
+ * responses still queued, and a count spent on each such timeout would
+ * run out while the responder is busy answering.  The count is for a
+ * responder that does not answer at all: with nothing received, every
+ * timeout spends one.  A replay cannot keep the QP alive for long
+ * without progress either: each one answers a request that a timeout
+ * sent, and the answer to the newest request is progress, or nothing.
+ */
+static void snaa_comp_alive(struct snaa_qp *qp)
+{
+	if (!qp->comp.timing || !snaa_comp_outstanding(qp))
+		return;
+	qp->comp.retry_left = qp->retry_cnt;
+	snaa_comp_set_deadline(qp);
+}
+
 /* The ACK moved forward: reset the retry count and the timer. */
 static void snaa_comp_progress(struct snaa_qp *qp)
 {
@@ -417,9 +442,12 @@ enum snaa_counter snaa_comp_rcv(struct snaa_qp *qp, const struct snaa_pkt *pkt,
 	u32 kidx, cur, cpsn;
 
 	lockdep_assert_held(&qp->sq_lock);
-	if (snaa_psn_diff(psn, qp->comp.psn) < 0 ||
-	    snaa_psn_diff(psn, qp->req.psn_max) >= 0)
+	if (snaa_psn_diff(psn, qp->req.psn_max) >= 0)
 		return SNAA_CNT_DROP_STALE_RESPONSE;
+	if (snaa_psn_diff(psn, qp->comp.psn) < 0) {
+		snaa_comp_alive(qp);
+		return SNAA_CNT_DROP_STALE_RESPONSE;
+	}
 	kidx = qp->sq.kidx;
 	cur = qp->req.cur;
 	cpsn = qp->comp.psn;
