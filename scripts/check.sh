@@ -26,6 +26,16 @@
 # "SNAA_BACKPORTS=1 make deps"); with none installed that is a failure
 # unless SNAA_BACKPORTS=0.
 #
+# Time limits: every VM test has a budget (selftests/snaa/budgets), and
+# every limit (the budgets, the VM's timeout, lib.sh's snaa_run and
+# wait_for) is multiplied by SNAA_TIME_SCALE: how much slower than
+# normal the test VM is today, measured once per run before the first VM
+# suite (selftests/vm/calibrate.sh against its time on a normal day,
+# $calib_ref_ms ms; at least 1, at most $calib_max).  Set SNAA_TIME_SCALE
+# to skip the measurement.  A test that runs out of its budget is killed
+# and reported with its time; a VM that runs out of time names the test
+# that was running.
+#
 # Every suite prints KTAP; each "ok N" / "not ok N" line at the start of
 # a line counts as one test.  A suite that exits non-zero without
 # reporting a failure (a crash, a VM that did not come back) counts as
@@ -75,6 +85,12 @@ if [ -z "${SNAA_COMPAT_KVERS+set}" ]; then
 	esac
 fi
 
+# selftests/vm/calibrate.sh takes about this long in the test VM on a
+# machine of normal speed (2 cores, nothing else running but the
+# debug-kernel build that "all" starts beside it).
+calib_ref_ms=4500
+calib_max=4
+
 log=$(mktemp /tmp/snaa-check.XXXXXX)
 dk_pid=
 trap 'rm -f "$log" "$log.out" "$log.dk" "$log.dkmsg"
@@ -93,6 +109,14 @@ suite() {
 	rc=$?
 	secs=$(($(date +%s) - t0))
 	cat "$log.out"
+	if [ "$rc" = 124 ]; then
+		# selftests/vm/run's timeout: which test was running?
+		running=$(awk '
+			/^# ==== [A-Za-z0-9_.-]+\.sh \(budget/ { t = $3; b = $5 }
+			/^# ==== [A-Za-z0-9_.-]+\.sh: [0-9]+s of/ { t = "" }
+			END { if (t != "") print t " (budget " b }' "$log.out")
+		echo "not ok - suite $name: the VM ran out of time after ${secs}s${running:+ while $running}"
+	fi
 	p=$(grep -cE '^ok [0-9]+' "$log.out")
 	f=$(grep -cE '^not ok [0-9]+' "$log.out")
 	# "ok N - ... # TODO/SKIP": a known gap or a test that could not
@@ -140,10 +164,41 @@ if [ "$what" = kbuild ] || [ "$what" = all ]; then
 	done
 fi
 
+# calibrate: set SNAA_TIME_SCALE (unless set) from one boot of
+# selftests/vm/calibrate.sh on the default kernel.
+calibrate() {
+	[ -n "${SNAA_TIME_SCALE:-}" ] && return 0
+	cal=$(SNAA_TIME_SCALE=1 selftests/vm/run --timeout 300 -- \
+		sh selftests/vm/calibrate.sh 2>&1 |
+		sed -n 's/^calibrate: \([0-9][0-9]*\)$/\1/p')
+	if [ -z "$cal" ]; then
+		SNAA_TIME_SCALE=$calib_max
+		echo "# machine speed: the calibration VM failed; time limits x $SNAA_TIME_SCALE"
+	else
+		SNAA_TIME_SCALE=$(awk -v c="$cal" -v r="$calib_ref_ms" \
+			-v m="$calib_max" 'BEGIN {
+				f = int(c * 10 / r + 0.999) / 10
+				print f < 1 ? 1 : f > m ? m : f }')
+		echo "# machine speed: calibrate.sh took ${cal} ms (${calib_ref_ms} ms on a normal day): time limits x $SNAA_TIME_SCALE"
+	fi
+	export SNAA_TIME_SCALE
+}
+
+# vm_timeout TEST...: the VM's timeout for run_tests.sh TEST... (all
+# of them if none): the tests' budgets and a minute per test for the
+# boot and the cleanup between them (selftests/vm/run scales it).
+vm_timeout() {
+	vt_n=$#
+	[ "$vt_n" = 0 ] &&
+		vt_n=$(sed -n 's/^TEST_PROGS *:= *//p' selftests/snaa/Makefile | wc -w)
+	echo $(($(SNAA_TIME_SCALE=1 sh selftests/snaa/run_tests.sh --total "$@") + 60 * vt_n))
+}
+
 if [ "$what" = vm ] || [ "$what" = all ]; then
 	sh scripts/modroot.sh "$SNAA_KVER" || failed=$((failed + 1))
 	suite vm-runner bash selftests/vm/selftest.sh
-	suite vm-device selftests/vm/run --timeout 1800 -- \
+	calibrate
+	suite vm-device selftests/vm/run --timeout "$(vm_timeout)" -- \
 		sh selftests/snaa/run_tests.sh
 	# The same collection through the kernel's kselftest framework, as
 	# a kernel developer runs it in-tree (installed whole; one test run,
@@ -175,10 +230,11 @@ if [ "$what" = compat ] || [ "$what" = all ]; then
 			failed=$((failed + 1))
 			continue
 		fi
+		calibrate
 		# shellcheck disable=SC2086 # a list of test names
 		suite "vm-$k" selftests/vm/run --kernel "$k" \
-			--timeout 900 -- sh selftests/snaa/run_tests.sh \
-			$SNAA_COMPAT_TESTS
+			--timeout "$(vm_timeout $SNAA_COMPAT_TESTS)" -- \
+			sh selftests/snaa/run_tests.sh $SNAA_COMPAT_TESTS
 	done
 fi
 
@@ -200,12 +256,18 @@ if [ "$what" = debug ] || [ "$what" = all ]; then
 	if [ "$dk_rc" = 0 ] && [ -n "$dk" ]; then
 		if make -s modules ktest KVER="$dk" >"$log.out" 2>&1 &&
 		   sh scripts/modroot.sh "$dk"; then
+			# KASAN, lockdep and kmemleak make it about three
+			# times slower than the distribution's kernel.
+			calibrate
+			dk_scale=$(awk -v f="$SNAA_TIME_SCALE" \
+				'BEGIN { print f * 3 }')
 			# shellcheck disable=SC2086 # a list of test names
-			suite "vm-debug" env SNAA_TEARDOWN_REPEAT=1 \
+			suite "vm-debug" env SNAA_TIME_SCALE="$dk_scale" \
+				SNAA_TEARDOWN_REPEAT=1 \
 				SNAA_TEARDOWN_QPS=2000 SNAA_RC_QUICK=1 \
 				selftests/vm/run --kernel "$dk" \
-				--timeout 3000 -- sh selftests/snaa/run_tests.sh \
-				$SNAA_DEBUG_TESTS
+				--timeout "$(vm_timeout $SNAA_DEBUG_TESTS)" -- \
+				sh selftests/snaa/run_tests.sh $SNAA_DEBUG_TESTS
 		else
 			cat "$log.out"
 			echo "not ok - debug: building snaa.ko for $dk failed"

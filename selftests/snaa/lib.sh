@@ -19,6 +19,31 @@ SNAA_PROVIDER=$SNAA_TOP/userspace/provider/libsnaa
 ktap_n=0
 ktap_failed=0
 
+# snaa_secs SECONDS: SECONDS scaled by the machine's speed, as a whole
+# number: $SNAA_TIME_SCALE (a decimal >= 1, set by scripts/check.sh from
+# selftests/vm/calibrate.sh; 1 if unset) times SECONDS, rounded up.
+# Every time limit of a test goes through it, so that a slow machine
+# gets more time rather than failures.
+snaa_secs() {
+	awk -v s="$1" -v f="${SNAA_TIME_SCALE:-1}" 'BEGIN {
+		if (f !~ /^[0-9]+(\.[0-9]+)?$/ || f < 1)
+			f = 1
+		t = s * f
+		print (t == int(t)) ? t : int(t) + 1
+	}'
+}
+
+# snaa_ack_timeout BASE: an RC local ACK timeout of BASE (4.096 us <<
+# BASE) on a machine of normal speed, one step more per doubling of
+# $SNAA_TIME_SCALE, as verbs_util's vu_ack_timeout().
+snaa_ack_timeout() {
+	awk -v t="$1" -v f="${SNAA_TIME_SCALE:-1}" 'BEGIN {
+		for (s = 1; s < f + 0 && t < 31; s *= 2)
+			t++
+		print t
+	}'
+}
+
 ktap_header() {
 	echo "KTAP version 1"
 	echo "# suite: $1"
@@ -99,7 +124,7 @@ snaa_build() {
 snaa_runs_failed=0
 snaa_run_summary=
 snaa_run() {
-	sr_t=$1
+	sr_t=$(snaa_secs "$1")
 	sr_name=$2
 	sr_prog=$3
 	shift 3
@@ -172,7 +197,7 @@ check_nomatch() {
 # wait_for SECONDS CMD...: poll CMD every 0.1 s until it succeeds.
 # (Its variables have a prefix of their own: callers have a "tries".)
 wait_for() {
-	wf_tries=$(($1 * 10))
+	wf_tries=$(($(snaa_secs "$1") * 10))
 	shift
 	while [ "$wf_tries" -gt 0 ]; do
 		"$@" >/dev/null 2>&1 && return 0

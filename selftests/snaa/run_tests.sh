@@ -1,21 +1,66 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 #
-# Run every snaa VM test in one VM boot:
+# Run snaa VM tests in one VM boot:
 #     selftests/vm/run -- sh selftests/snaa/run_tests.sh [TEST...]
-# Each test prints its own KTAP document; the exit status is non-zero
-# if any test failed.  Tests run in a fresh state: the module is
-# unloaded and test namespaces/links are removed between them.
+#     sh selftests/snaa/run_tests.sh --total [TEST...]
+# (default: every TEST_PROGS of the Makefile).  Each test prints its own
+# KTAP document; the exit status is non-zero if any test failed.  Tests
+# run in a fresh state: the module is unloaded and test namespaces/links
+# are removed between them.
+#
+# Each test has a time budget (the file "budgets": seconds on a machine
+# of normal speed, about twice what it takes there), multiplied by
+# $SNAA_TIME_SCALE (scripts/check.sh measures it, lib.sh's snaa_secs).
+# A test still running at the end of its budget is killed and reported
+# as one failed test that says by how much it ran over; the next test
+# runs as usual.  --total prints the sum of the budgets of the tests
+# named (at scale 1: selftests/vm/run scales its --timeout itself).
 set -u
-cd "$(dirname "$0")" || exit 1
+# shellcheck source=lib.sh
+. "$(dirname "$0")/lib.sh"
+cd "$SNAA_TEST_DIR" || exit 1
 
+total=
+if [ "${1:-}" = --total ]; then
+	total=1
+	shift
+fi
 tests=${*:-$(sed -n 's/^TEST_PROGS *:= *//p' Makefile)}
+
+# budget TEST: TEST's budget in seconds at scale 1 (600 if not listed)
+budget() {
+	awk -v t="$1" '$1 == t { b = $2 } END { print b ? b : 600 }' budgets
+}
+
+if [ -n "$total" ]; then
+	sum=0
+	for t in $tests; do
+		sum=$((sum + $(budget "$t")))
+	done
+	echo "$sum"
+	exit 0
+fi
+
 rc=0
 for t in $tests; do
-	echo "# ==== $t"
+	lim=$(snaa_secs "$(budget "$t")")
+	echo "# ==== $t (budget ${lim}s)"
 	t0=$(date +%s)
-	sh "./$t" || rc=1
-	echo "# ==== $t: $(($(date +%s) - t0))s"
+	timeout -k 10 "$lim" sh "./$t"
+	trc=$?
+	secs=$(($(date +%s) - t0))
+	if [ "$trc" = 124 ] || [ "$trc" = 137 ]; then
+		rc=1
+		echo "KTAP version 1"
+		echo "1..1"
+		echo "# $t was still running after its budget of ${lim}s" \
+			"($(budget "$t")s x time scale ${SNAA_TIME_SCALE:-1}): killed"
+		echo "not ok 1 - $t finished within its time budget (${lim}s)"
+	elif [ "$trc" != 0 ]; then
+		rc=1
+	fi
+	echo "# ==== $t: ${secs}s of ${lim}s"
 	# Leave nothing behind for the next test.
 	ip -all netns delete 2>/dev/null
 	for l in $(ip -o link show type veth 2>/dev/null |

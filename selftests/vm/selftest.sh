@@ -138,11 +138,28 @@ tests+=("the hard timeout kills the VM")
 t_timeout() {
 	local start=$SECONDS
 
-	vm 124 --timeout 20 sleep 100 || return 1
+	SNAA_TIME_SCALE=1 vm 124 --timeout 20 sleep 100 || return 1
 	if ((SECONDS - start > 45)); then
 		echo "# took $((SECONDS - start))s"
 		return 1
 	fi
+}
+
+tests+=("SNAA_TIME_SCALE multiplies the timeout; a bad one is a usage error")
+t_time_scale() {
+	local start=$SECONDS
+
+	SNAA_TIME_SCALE=1.5 vm 124 --timeout 14 sleep 100 || return 1
+	grep -q 'killed the VM after 21s (14s x time scale 1.5)' "$work/err" || {
+		echo "# no 'killed the VM after 21s (14s x time scale 1.5)' in:"
+		sed 's/^/# /' "$work/err"
+		return 1
+	}
+	if ((SECONDS - start < 21)); then
+		echo "# killed after $((SECONDS - start))s, before 21s"
+		return 1
+	fi
+	SNAA_TIME_SCALE=fast vm 2 true
 }
 
 tests+=("usage errors exit 2, --help exits 0")
@@ -152,7 +169,7 @@ t_usage() {
 }
 
 funcs=(t_true t_status t_fake_text t_fake_result t_warning t_args t_env
-	t_readonly_host t_panic t_boot_retry t_timeout t_usage)
+	t_readonly_host t_panic t_boot_retry t_timeout t_time_scale t_usage)
 
 ## KTAP driver ##
 
