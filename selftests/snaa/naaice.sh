@@ -327,7 +327,7 @@ valgrind_runs() {
 	# shellcheck disable=SC2086
 	$vg "$NAA_SERVER" --port 12350 >"$LOG/vg-srv" 2>&1 &
 	vp=$!
-	sleep 8
+	wait_for 60 grep -q "listening on port" "$LOG/vg-srv"
 	# shellcheck disable=SC2086
 	out=$($vg "$NAA_CLIENT" --to "$TO" -q --port 12350 --fn crc32c \
 		--size 64K --regions 3 --count 3 2>&1)

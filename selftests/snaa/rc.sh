@@ -107,6 +107,14 @@ rc_doc() {
 # $rd_name: $([ "$rd_rc" = 0 ] && echo ok || echo "FAILED (exit $rd_rc)")"
 }
 
+# rping_listening NS: an rdma_cm ID in NS (here if empty) listens on
+# rping's port.
+# shellcheck disable=SC2317 # called through wait_for
+rping_listening() {
+	rc_in "$1" rdma resource show cm_id 2>/dev/null | grep LISTEN |
+		grep -qE ":7174( |$)"
+}
+
 # rping_doc NAME SRV_NS SRV_ADDR CLI_NS: rping -s in SRV_NS bound to
 # SRV_ADDR, rping -c from CLI_NS; both must exit 0 and the client's ping
 # data must be exact.
@@ -118,7 +126,8 @@ rping_doc() {
 	rc_in "$2" timeout -k 5 120 rping -s -a "$3" -C "$RPING_COUNT" \
 		-S "$RPING_SIZE" -V >"$rr_srv" 2>&1 &
 	rr_pid=$!
-	sleep 2
+	# rping's port, 7174: listening before the client connects
+	wait_for 30 rping_listening "$2"
 	rc_in "$4" timeout -k 5 120 rping -c -a "$3" -C "$RPING_COUNT" \
 		-S "$RPING_SIZE" -v -V >"$rr_out" 2>"$rr_err"
 	rr_crc=$?
@@ -201,16 +210,17 @@ rc_netem_stream() {
 # responder answers it.
 rc_slow() {
 	rs_delay=200ms
-	[ -n "$RC_QUICK_ARGS" ] && rs_delay=1500ms
+	rs_args="--ack-timeout 14"
+	[ -n "$RC_QUICK_ARGS" ] && rs_delay=1500ms rs_args=$RC_QUICK_ARGS
 	rs_netem="delay $rs_delay limit 100000"
 	# shellcheck disable=SC2086 # rs_netem is a list
 	rc_in "${NS_A:-}" tc qdisc add dev veth0 root netem $rs_netem &&
 	rc_in "$NS_B" tc qdisc add dev veth1 root netem $rs_netem ||
 		{ snaa_runs_failed=$((snaa_runs_failed + 1)); return; }
-	# shellcheck disable=SC2086 # RC_QUICK_ARGS is a list
+	# shellcheck disable=SC2086 # rs_args is a list
 	snaa_run 600 "slow responder: A=$1 B=$2, every packet $rs_delay late" \
 		"$RC_TEST" --dev-a "$1" --dev-b "$2" --cases 9 --link-delay \
-		$RC_QUICK_ARGS
+		$rs_args
 	rc_in "${NS_A:-}" tc qdisc del dev veth0 root 2>/dev/null
 	rc_in "$NS_B" tc qdisc del dev veth1 root 2>/dev/null
 }

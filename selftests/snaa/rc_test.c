@@ -132,7 +132,8 @@ VU_PAIR_USAGE
 "  --expect-peer-loss    case 7: device B goes away during the stream;\n"
 "                        A must see IBV_WC_RETRY_EXC_ERR, then flushes\n"
 "  --ack-timeout N       the QPs' local ACK timeout, 4.096 us << N\n"
-"                        (default 14, 67 ms; case 4 uses its own): a\n"
+"                        (default 14, 67 ms, one more per doubling of\n"
+"                        $SNAA_TIME_SCALE; case 4 uses its own): a\n"
 "                        longer one for slow kernels (KASAN)\n"
 "  --netem-expect WHAT   case 7 runs over a link the caller impairs with\n"
 "                        netem; afterwards the counters of two snaa\n"
@@ -1718,7 +1719,7 @@ int main(int argc, char **argv)
 	int ndev = 0, ret;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	opt.ack_timeout = 14;
+	opt.ack_timeout = vu_ack_timeout(14);
 	parse_args(argc, argv);
 	vu_rc.timeout = (uint8_t)opt.ack_timeout;
 	printf("KTAP version 1\n");

@@ -84,9 +84,16 @@ perf_args() {
 	esac
 	[ "$2" = - ] || perf_a="$perf_a -s $2"
 	# SNAA_RC_QUICK=1 (the debug kernel, see rc.sh): a 1 s local ACK
-	# timeout instead of perftest's 67 ms, which KASAN's slowness exceeds
+	# timeout instead of perftest's 67 ms, which KASAN's slowness
+	# exceeds; on a slow machine a longer one (snaa_ack_timeout)
 	case $1 in
-	RC|CM) [ "${SNAA_RC_QUICK:-0}" = 1 ] && perf_a="$perf_a -u 18" ;;
+	RC|CM)
+		if [ "${SNAA_RC_QUICK:-0}" = 1 ]; then
+			perf_a="$perf_a -u 18"
+		elif [ "$(snaa_ack_timeout 14)" != 14 ]; then
+			perf_a="$perf_a -u $(snaa_ack_timeout 14)"
+		fi
+		;;
 	esac
 	return 0
 }

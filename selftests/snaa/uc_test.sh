@@ -224,9 +224,14 @@ setup_snaa() {
 	UC_ARGS=
 }
 
+# The namespaces go away in the background (cleanup_net), and with them
+# snaa0 and snaa1: wait for that, so that a setup right after this one
+# can add devices of the same names.
 cleanup_snaa() {
 	ip netns del snaa-a 2>/dev/null
 	ip netns del snaa-b 2>/dev/null
+	wait_for 60 snaa_device_gone snaa0
+	wait_for 60 snaa_device_gone snaa1
 }
 
 setup_interop() {

@@ -31,6 +31,17 @@ double vu_now(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+int vu_ack_timeout(int base)
+{
+	const char *env = getenv("SNAA_TIME_SCALE");
+	double scale = env ? strtod(env, NULL) : 1.0;
+	int t = base;
+
+	for (double f = 1.0; f < scale && t < 31; f *= 2)
+		t++;
+	return t;
+}
+
 void vu_nap_us(long us)
 {
 	struct timespec ts = { us / 1000000, (us % 1000000) * 1000 };

@@ -39,6 +39,14 @@
 double vu_now(void);
 void vu_nap_us(long us);
 
+/*
+ * An RC local ACK timeout (4.096 us << value) of @base on a machine of
+ * normal speed, one step (twice as long) more for each doubling of
+ * $SNAA_TIME_SCALE (scripts/check.sh's measure of a slow machine), at
+ * most 31: for tests that need a responder's answers, not the timeout.
+ */
+int vu_ack_timeout(int base);
+
 /* splitmix64 step: the next pseudo-random number from state *s. */
 uint64_t vu_splitmix64(uint64_t *s);
 

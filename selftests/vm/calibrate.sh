@@ -8,7 +8,8 @@
 #     calibrate: MILLISECONDS
 #
 # scripts/check.sh boots it once per run and scales every test timeout
-# by MILLISECONDS / its reference (selftests/vm/README, "Timeouts").
+# by MILLISECONDS / its reference (Documentation/testing.rst, "Time
+# limits on a slow machine").
 # Runs as root inside the test VM (selftests/vm/run), never on the host.
 set -eu
 
