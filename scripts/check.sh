@@ -178,7 +178,11 @@ calibrate() {
 		SNAA_TIME_SCALE=$(awk -v c="$cal" -v r="$calib_ref_ms" \
 			-v m="$calib_max" 'BEGIN {
 				f = int(c * 10 / r + 0.999) / 10
-				print f < 1 ? 1 : f > m ? m : f }')
+				if (f < 1)
+					f = 1
+				if (f > m)
+					f = m
+				print f }')
 		echo "# machine speed: calibrate.sh took ${cal} ms (${calib_ref_ms} ms on a normal day): time limits x $SNAA_TIME_SCALE"
 	fi
 	export SNAA_TIME_SCALE
