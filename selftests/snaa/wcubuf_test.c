@@ -200,7 +200,7 @@ static int pair_up(struct emu *e, struct worker *w, uint32_t nslots,
 	w->rcq = ibv_create_cq(opt.a.ctx, NRECV, NULL, NULL, 0);
 	if (!e->cq || !w->scq || !w->rcq ||
 	    vu_buf_alloc(&e->ring, opt.b.pd, e->ring_size,
-			 IBV_ACCESS_LOCAL_WRITE, 0) ||
+			 IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE, 0) ||
 	    vu_buf_alloc(&w->src, opt.a.pd, 2 * (size_t)opt.frame, 0, 0) ||
 	    vu_buf_alloc(&w->rbuf, opt.a.pd, NRECV * RECV_SLOT,
 			 IBV_ACCESS_LOCAL_WRITE, 0)) {
@@ -735,6 +735,25 @@ static void case_api(struct emu *e)
 			   e->va_base);
 	ok = ok && !qp && errno == EINVAL;
 	vu_report(ok, "WCU.BUF QP refused (EINVAL): RC, F not a multiple of 64, VA base 0 or unaligned, one-frame ring, ring beyond the MR");
+
+	/* the ring's lkey is the R_Key the workers write with */
+	{
+		struct ibv_mr *rw = e->ring.mr, *lw;
+
+		lw = ibv_reg_mr(opt.b.pd, e->ring.p, e->ring_size,
+				IBV_ACCESS_LOCAL_WRITE);
+		e->ring.mr = lw;
+		errno = 0;
+		qp = lw ? emu_qp_create(e, IBV_QPT_UC, e->ring_size, e->frame,
+					e->va_base) : NULL;
+		ok = lw && !qp && errno == EACCES;
+		if (qp)
+			ibv_destroy_qp(qp);
+		e->ring.mr = rw;
+		if (lw)
+			ibv_dereg_mr(lw);
+		vu_report(ok, "WCU.BUF QP refused (EACCES): a ring MR without IBV_ACCESS_REMOTE_WRITE (the one with it is what every other case uses)");
+	}
 
 	ok = ibv_post_send(e->qp, &wr, &bad) == EINVAL && bad == &wr;
 	vu_report(ok, "ibv_post_send on a WCU.BUF QP: EINVAL, bad_wr set");

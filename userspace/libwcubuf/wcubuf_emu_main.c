@@ -353,8 +353,9 @@ static int data_up(void *ctx, struct wcubuf_emu_worker *w)
 		free(ch);
 		return ENOMEM;
 	}
+	/* the workers write into it: its lkey is the R_Key of DATA_RES */
 	ch->mr = ibv_reg_mr(e->d.pd, ch->ring, e->o.ring_size,
-			    IBV_ACCESS_LOCAL_WRITE);
+			    IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
 	if (!ch->mr) {
 		ret = errno;
 		fprintf(stderr, "wcubuf-emu: %s: cannot register the ring: %s "

@@ -57,8 +57,10 @@ enum snaadv_wcubuf_event {
 
 /**
  * struct snaadv_wcubuf_attr - the ring of a WCU.BUF-mode UC QP
- * @mr: the memory region holding the ring (IBV_ACCESS_LOCAL_WRITE; the
- *	same PD as the QP).  It must stay registered while the QP lives.
+ * @mr: the memory region holding the ring (IBV_ACCESS_LOCAL_WRITE and
+ *	IBV_ACCESS_REMOTE_WRITE: its lkey is the R_Key the workers write
+ *	with; without REMOTE_WRITE snaadv_create_qp() fails with EACCES;
+ *	the same PD as the QP).  It must stay registered while the QP lives.
  * @ring: the ring's first byte, inside @mr
  * @ring_size: R, a multiple of @frame_size, at most 2^40 bytes and
  *	65536 frames

@@ -116,11 +116,15 @@ int snaa_wcubuf_create(struct snaa_qp *qp, const struct snaa_ureq_create_qp *req
 	mr = snaa_mr_get(qp->sdev, req->ring_lkey);
 	if (!mr)
 		return -EINVAL;
+	/*
+	 * Its lkey becomes the R_Key the workers write with: the MR must
+	 * allow remote writes as any MR a peer writes into does.
+	 */
 	err = snaa_mr_check(mr, qp->ibqp.pd, req->ring_addr, req->ring_size,
-			    IB_ACCESS_LOCAL_WRITE);
+			    IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE);
 	snaa_mr_put(mr);
 	if (err)
-		return -EINVAL;
+		return err == -EPERM ? -EACCES : -EINVAL;
 
 	nslots = div_u64(req->ring_size, req->frame_size);
 	w = kzalloc(sizeof(*w), GFP_KERNEL_ACCOUNT);
