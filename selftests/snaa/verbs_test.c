@@ -55,7 +55,9 @@
  *               ENOTCONN unbound, ENOTTY for other commands; binding
  *               refuses a bad descriptor, another file, a second file or
  *               context, a missing or short attribute; a bound file rings
- *               only its context's QPs; closing either end unbinds)
+ *               only its context's QPs; closing either end unbinds);
+ *               on loopback, another context's QP that names our QP and
+ *               its PSN is dropped (drop_bad_address), UC and RC
  * 10 cq_ex      the extended CQ (ibv_create_cq_ex, ibv_start_poll)
  * 11 wr_api     the ibv_wr_* send API
  * 12 srq        shared receive queues
@@ -2845,6 +2847,95 @@ static void hardening_attrs(struct vu_dev *d)
 		  "16384 WRs, 65536 MWs, 65536 CQEs)");
 }
 
+/*
+ * A looped-back packet's addresses are the device's own, so any QP of
+ * the device could name them: user B, with a context of its own, builds
+ * a QP whose destination is user A's QP b (its number and PSN are in
+ * "rdma resource show qp") and sends to it.  Only b's peer a may send to
+ * b: B's packets are dropped and counted (drop_bad_address, one per
+ * packet sent: 1 for UC, retry_cnt + 1 for RC, whose intruder ends in
+ * RETRY_EXC_ERR), and what a sends next is what b receives.
+ */
+static bool loopback_intruder(struct vu_dev *da, bool rc)
+{
+	struct qp_req r = REQ_DEFAULT;
+	struct vu_dev dc = *da;
+	struct vu_rc_attr saved = vu_rc;
+	long long d0, d1, want = rc ? 3 : 1;
+	struct ep a, b, c = { 0 };
+	struct ibv_wc wc;
+	double end;
+	bool ok;
+
+	r.rc = rc;
+	if (!fx_setup("hardening: loopback intruder", FX_RTS, &a, da, &r, &b,
+		      da, &r))
+		return false;
+	dc.ctx = ibv_open_device(da->ctx->device);
+	dc.pd = dc.ctx ? ibv_alloc_pd(dc.ctx) : NULL;
+	vu_rc.retry_cnt = 2;	/* the intruder's: 3 packets, then RETRY_EXC */
+	ok = dc.pd && !ep_open(&c, &dc, 'C', &r) && !ep_init(&c);
+	c.sq_psn = b.rq_psn;	/* what b expects next */
+	ok = ok && !ep_rtr(&c, &b, g_mtu) && !ep_rts(&c);
+	vu_rc = saved;
+	if (!ok) {
+		vu_diag("the intruder's context, PD or QP: %s", strerror(errno));
+		goto out;
+	}
+	memset(c.mem.p + SRC_OFF, 0xee, 64);
+	vu_nap_us(100 * 1000);	/* past the hw_counters cache lifespan */
+	d0 = vu_read_counter(da->name, "drop_bad_address");
+	ok = !post_recv1(&b, 1, RCV_OFF, 256) &&
+	     !post_send1(&c, IBV_WR_SEND, 2, SRC_OFF, 64, IBV_SEND_SIGNALED, 0,
+			 0) &&
+	     expect_cqe("the intruder's SEND", c.scq, 2,
+			rc ? IBV_WC_RETRY_EXC_ERR : IBV_WC_SUCCESS,
+			rc ? -1 : IBV_WC_SEND, c.qp->qp_num, -1);
+	end = vu_now() + CQE_TIMEOUT;
+	for (;;) {
+		d1 = vu_read_counter(da->name, "drop_bad_address");
+		if (!ok || d1 - d0 >= want || vu_now() >= end)
+			break;
+		vu_nap_us(10000);
+	}
+	if (d0 < 0 || d1 - d0 != want) {
+		vu_diag("drop_bad_address %lld -> %lld, want +%lld", d0, d1,
+			want);
+		ok = false;
+	}
+	ok &= vu_cq_stays_empty(b.rcq, SHORT_MS, "b's receive CQ");
+	/* a's own SEND is what b's receive WR gets */
+	memset(a.mem.p + SRC_OFF, 0xa5, 64);
+	ok = ok && !post_send1(&a, IBV_WR_SEND, 3, SRC_OFF, 64,
+			       IBV_SEND_SIGNALED, 0, 0) &&
+	     expect_cqe("a's SEND", a.scq, 3, IBV_WC_SUCCESS, IBV_WC_SEND,
+			a.qp->qp_num, -1) &&
+	     vu_poll_cq(b.rcq, &wc, 1, vu_now() + CQE_TIMEOUT) == 1 &&
+	     wc.wr_id == 1 && wc.status == IBV_WC_SUCCESS &&
+	     wc.byte_len == 64 &&
+	     vu_bytes_all("b's receive buffer", b.mem.p + RCV_OFF, 0xa5, 64, 0);
+out:
+	ep_close(&c);
+	if (dc.pd)
+		ibv_dealloc_pd(dc.pd);
+	if (dc.ctx)
+		ibv_close_device(dc.ctx);
+	fx_teardown(&a, &b);
+	return ok;
+}
+
+static void hardening_loopback(struct vu_dev *da)
+{
+	vu_report(loopback_intruder(da, false), "hardening: loopback UC: "
+		  "another context's QP that names our QP and its PSN is "
+		  "dropped (drop_bad_address +1), our peer's SEND is what "
+		  "arrives");
+	vu_report(loopback_intruder(da, true), "hardening: loopback RC: "
+		  "another context's QP that names our QP and its PSN is "
+		  "dropped (drop_bad_address +3: every try of retry_cnt 2), "
+		  "it ends in RETRY_EXC_ERR, our peer's SEND is what arrives");
+}
+
 static void case_hardening(struct vu_dev *da, struct vu_dev *db)
 {
 	printf("# case 9: hardening (A %s, B %s)\n", da->name, db->name);
@@ -2856,6 +2947,7 @@ static void case_hardening(struct vu_dev *da, struct vu_dev *db)
 	hardening_cq_overflow(da, db);
 	hardening_modify(da, db);
 	hardening_rd_atomic(da, db);
+	hardening_loopback(da);
 }
 
 /* ---- main ---------------------------------------------------------------- */

@@ -752,6 +752,7 @@ struct snaa_skb_cb {
 	u8 tos;				/* loopback: from the sender's path */
 	u8 ttl;
 	u32 flow_label;
+	u32 src_qpn;			/* loopback: the QP that sent it */
 	union snaa_ipaddr saddr, daddr;
 };
 
@@ -941,7 +942,8 @@ void snaa_av_release(struct snaa_av *av);
 bool snaa_av_match(const struct snaa_av *av, const struct snaa_skb_cb *cb);
 struct sk_buff *snaa_skb_alloc(struct snaa_dev *sdev, struct snaa_av *av,
 			       unsigned int len);
-int snaa_xmit(struct snaa_dev *sdev, struct snaa_av *av, struct sk_buff *skb);
+int snaa_xmit(struct snaa_dev *sdev, struct snaa_av *av, u32 src_qpn,
+	      struct sk_buff *skb);
 
 /* snaa_verbs.c */
 int snaa_alloc_ucontext(struct ib_ucontext *ibuc, struct ib_udata *udata);

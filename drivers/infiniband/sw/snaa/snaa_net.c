@@ -769,7 +769,7 @@ static int snaa_xmit_room(struct sk_buff *skb, unsigned int headroom)
  * checks it on this path) and run the receive path directly.
  */
 static int snaa_xmit_loopback(struct snaa_dev *sdev, struct snaa_av *av,
-			      struct sk_buff *skb)
+			      u32 src_qpn, struct sk_buff *skb)
 {
 	struct snaa_skb_cb *cb = snaa_skb_cb(skb);
 
@@ -791,6 +791,11 @@ static int snaa_xmit_loopback(struct snaa_dev *sdev, struct snaa_av *av,
 	cb->flow_label = av->flow_label;
 	cb->saddr = av->saddr;
 	cb->daddr = av->daddr;
+	/*
+	 * The addresses are the sender's own: any QP of the device can
+	 * name them.  Who sent it is what the receiver checks (snaa_rx.c).
+	 */
+	cb->src_qpn = src_qpn;
 	snaa_count(sdev, SNAA_CNT_LOOPBACK_PKTS, 1);
 
 	local_bh_disable();
@@ -973,6 +978,7 @@ static bool snaa_tx_fault(struct snaa_dev *sdev)
  * snaa_xmit() - send one RoCEv2 packet
  * @sdev: the sending device
  * @av: the destination, from snaa_av_init()
+ * @src_qpn: the sending QP
  * @skb: the packet from the BTH to the end of the pad (a multiple of 4
  *	bytes), normally from snaa_skb_alloc(); always consumed
  *
@@ -985,7 +991,8 @@ static bool snaa_tx_fault(struct snaa_dev *sdev)
  * sees skb->data at the BTH and skb->len including the ICRC slot, as for
  * a packet from the wire, but skb->pkt_type is PACKET_LOOPBACK and there
  * is no IP or UDP header (network and transport header at the BTH); the
- * addresses of @av are in the control block (struct snaa_skb_cb).
+ * addresses of @av and @src_qpn are in the control block (struct
+ * snaa_skb_cb).
  *
  * Counters: TX_PKTS and TX_BYTES (BTH .. ICRC) for packets handed to IP,
  * LOOPBACK_PKTS for looped-back ones, TX_ERR for failures.
@@ -995,7 +1002,8 @@ static bool snaa_tx_fault(struct snaa_dev *sdev)
  * -ENOMEM, -ENOBUFS if the packet was dropped on the way out, or another
  * negative errno from IP output.
  */
-int snaa_xmit(struct snaa_dev *sdev, struct snaa_av *av, struct sk_buff *skb)
+int snaa_xmit(struct snaa_dev *sdev, struct snaa_av *av, u32 src_qpn,
+	      struct sk_buff *skb)
 {
 	struct net *net = dev_net(sdev->ndev);
 	unsigned int bytes, head;
@@ -1011,7 +1019,7 @@ int snaa_xmit(struct snaa_dev *sdev, struct snaa_av *av, struct sk_buff *skb)
 		goto drop;
 	}
 	if (av->loopback)
-		return snaa_xmit_loopback(sdev, av, skb);
+		return snaa_xmit_loopback(sdev, av, src_qpn, skb);
 
 	local_bh_disable();
 	dst = av->ipv6 ? snaa_route6(sdev, av) : snaa_route4(sdev, av);

@@ -472,7 +472,7 @@ int snaa_resp_tx(struct snaa_qp *qp, int budget)
 	/* also what becomes due while we send */
 	while (sent < budget && (skb = snaa_resp_next(qp))) {
 		spin_unlock_bh(&qp->rq_lock);
-		snaa_xmit(qp->sdev, &qp->av, skb);
+		snaa_xmit(qp->sdev, &qp->av, qp->ibqp.qp_num, skb);
 		sent++;
 		spin_lock_bh(&qp->rq_lock);
 	}

@@ -52,6 +52,7 @@ static enum snaa_counter snaa_rcv_check(struct snaa_qp *qp,
 					const struct snaa_pkt *pkt,
 					struct sk_buff *skb)
 {
+	const struct snaa_skb_cb *cb = snaa_skb_cb(skb);
 	enum ib_qp_state state = READ_ONCE(qp->state);
 
 	if (state != IB_QPS_RTR && state != IB_QPS_RTS && state != IB_QPS_SQD)
@@ -66,7 +67,14 @@ static enum snaa_counter snaa_rcv_check(struct snaa_qp *qp,
 	/* WCU.BUF: 64..4096 bytes whatever the MTU (snaa_wcubuf_rcv()) */
 	if (!qp->wcu && snaa_pkt_check_mtu(pkt, qp->path_mtu))
 		return SNAA_CNT_DROP_MTU;
-	if (!snaa_av_match(&qp->av, snaa_skb_cb(skb)))
+	if (!snaa_av_match(&qp->av, cb))
+		return SNAA_CNT_DROP_ADDRESS;
+	/*
+	 * Looped back, the addresses are this device's own, which any QP
+	 * of it may send from: only the QP at the other end of the
+	 * connection may send here.
+	 */
+	if (cb->loopback && cb->src_qpn != qp->dest_qpn)
 		return SNAA_CNT_DROP_ADDRESS;
 	return 0;
 }

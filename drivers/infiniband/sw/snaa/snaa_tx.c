@@ -909,7 +909,8 @@ static bool snaa_sq_process(struct snaa_qp *qp)
 		}
 		if (!skb)
 			continue;
-		snaa_xmit(qp->sdev, aav ? &aav->av : &qp->av, skb);
+		snaa_xmit(qp->sdev, aav ? &aav->av : &qp->av,
+			  qp->ibqp.qp_num, skb);
 		if (aav)
 			snaa_ah_av_put(aav);
 		if (--budget <= 0)

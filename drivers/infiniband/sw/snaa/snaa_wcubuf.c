@@ -267,7 +267,7 @@ void snaa_wcubuf_tx(struct snaa_qp *qp)
 		skb_queue_splice_init(&w->ackq, &list);
 		spin_unlock_bh(&qp->rq_lock);
 		while ((skb = __skb_dequeue(&list)))
-			snaa_xmit(qp->sdev, &qp->av, skb);
+			snaa_xmit(qp->sdev, &qp->av, qp->ibqp.qp_num, skb);
 		spin_lock_bh(&qp->rq_lock);
 	}
 	r->tx_owner = false;
