@@ -57,7 +57,9 @@
  *               context, a missing or short attribute; a bound file rings
  *               only its context's QPs; closing either end unbinds);
  *               on loopback, another context's QP that names our QP and
- *               its PSN is dropped (drop_bad_address), UC and RC
+ *               its PSN is dropped (drop_bad_address), UC and RC; an
+ *               SQ producer moved back behind the WQEs fetched fails the
+ *               QP (IBV_EVENT_QP_FATAL) and overwrites no slot
  * 10 cq_ex      the extended CQ (ibv_create_cq_ex, ibv_start_poll)
  * 11 wr_api     the ibv_wr_* send API
  * 12 srq        shared receive queues
@@ -2936,6 +2938,100 @@ static void hardening_loopback(struct vu_dev *da)
 		  "it ends in RETRY_EXC_ERR, our peer's SEND is what arrives");
 }
 
+/* Start addresses of this process's mappings of the uverbs file. */
+static int uverbs_maps(uintptr_t *v, int max)
+{
+	unsigned long long start, end;
+	char line[512], path[256];
+	FILE *f = fopen("/proc/self/maps", "r");
+	int n = 0;
+
+	if (!f)
+		return 0;
+	while (n < max && fgets(line, sizeof(line), f)) {
+		path[0] = '\0';
+		if (sscanf(line, "%llx-%llx %*s %*s %*s %*s %255s", &start, &end,
+			   path) == 3 && strstr(path, "/dev/infiniband/uverbs"))
+			v[n++] = (uintptr_t)start;
+	}
+	fclose(f);
+	return n;
+}
+
+/*
+ * A producer index moved back behind what the kernel fetched: an SQ of
+ * two slots holds two outstanding READs (the responder drops them, its
+ * QP in ERR), kidx 0 and head 2, and user space sets the producer to 1
+ * and rings.  Taking that as one more WQE, at index 2, would overwrite
+ * slot 0, the oldest READ's, while its responses are due: the ring is
+ * corrupt, the QP fails (IBV_EVENT_QP_FATAL, ERR) and the two READs are
+ * flushed, once each.
+ */
+#define LP_MAPS		32
+
+static void hardening_lowered_producer(struct vu_dev *da, struct vu_dev *db)
+{
+	struct qp_req ra = REQ_DEFAULT, rb = REQ_DEFAULT;
+	uintptr_t before[LP_MAPS], after[LP_MAPS];
+	struct vu_rc_attr saved = vu_rc;
+	struct snaa_ring *sq = NULL;
+	int nb, na, i, j, n = 0;
+	struct ep a = { 0 }, b = { 0 };
+	struct ibv_wc wc[4];
+	bool ok;
+
+	ra.rc = rb.rc = true;
+	ra.send_wr = 2;
+	nb = uverbs_maps(before, LP_MAPS);
+	vu_rc.timeout = 20;	/* 4.3 s: the READs stay outstanding */
+	ok = !ep_open(&a, da, 'A', &ra) && !ep_open(&b, db, 'B', &rb) &&
+	     !pair_connect(&a, &b, g_mtu) &&
+	     !vu_qp_modify_state(b.qp, IBV_QPS_ERR);
+	vu_rc = saved;
+	na = uverbs_maps(after, LP_MAPS);
+	for (i = 0; ok && i < 2; i++)
+		ok = eq_ret("a READ", post_send1(&a, IBV_WR_RDMA_READ, 1 + i,
+						 AUX_OFF, 64, IBV_SEND_SIGNALED,
+						 (uintptr_t)b.mem.p,
+						 b.mem.mr->rkey), 0);
+	/* the SQ ring: new since, with the two READs posted, none consumed */
+	for (i = 0; ok && i < na; i++) {
+		struct snaa_ring *h = (struct snaa_ring *)after[i];
+
+		for (j = 0; j < nb && before[j] != after[i]; j++)
+			;
+		if (j == nb &&
+		    __atomic_load_n(&h->producer, __ATOMIC_ACQUIRE) == 2 &&
+		    __atomic_load_n(&h->consumer, __ATOMIC_ACQUIRE) == 0) {
+			sq = h;
+			n++;
+		}
+	}
+	if (ok && n != 1) {
+		vu_diag("%d rings look like the SQ", n);
+		ok = false;
+	}
+	if (ok) {
+		struct want_event ev = { IBV_EVENT_QP_FATAL, a.qp, false };
+
+		__atomic_store_n(&sq->producer, 1, __ATOMIC_RELEASE);
+		sq_doorbell(da->ctx, a.qp->qp_num, 4);
+		ok = wait_async_events(da->ctx, &ev, 1, EVENT_MS) &&
+		     eq_state("A", vu_qp_state(a.qp), IBV_QPS_ERR) &&
+		     vu_poll_cq(a.scq, wc, 2, vu_now() + CQE_TIMEOUT) == 2 &&
+		     check_wc("first READ", &wc[0], 1, IBV_WC_WR_FLUSH_ERR, -1,
+			      a.qp->qp_num, -1) &&
+		     check_wc("second READ", &wc[1], 2, IBV_WC_WR_FLUSH_ERR,
+			      -1, a.qp->qp_num, -1) &&
+		     vu_cq_stays_empty(a.scq, SHORT_MS, "A's send CQ");
+	}
+	vu_report(ok, "hardening: an SQ producer moved back behind the WQEs "
+		  "fetched (2 slots, 2 READs outstanding, producer 1): "
+		  "IBV_EVENT_QP_FATAL, ERR, both READs flushed once, no slot "
+		  "overwritten");
+	fx_teardown(&a, &b);
+}
+
 static void case_hardening(struct vu_dev *da, struct vu_dev *db)
 {
 	printf("# case 9: hardening (A %s, B %s)\n", da->name, db->name);
@@ -2948,6 +3044,7 @@ static void case_hardening(struct vu_dev *da, struct vu_dev *db)
 	hardening_modify(da, db);
 	hardening_rd_atomic(da, db);
 	hardening_loopback(da);
+	hardening_lowered_producer(da, db);
 }
 
 /* ---- main ---------------------------------------------------------------- */

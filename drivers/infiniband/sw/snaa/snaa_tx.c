@@ -153,8 +153,13 @@ static int snaa_sq_fetch(struct snaa_qp *qp)
 	prod = snaa_ring_producer(q);
 	if (prod == idx)
 		return 0;
-	/* A WCU.BUF QP's send side is the kernel's (snaa_wcubuf.c). */
-	if (prod - q->kidx > q->num || qp->wcu)
+	/*
+	 * A WCU.BUF QP's send side is the kernel's (snaa_wcubuf.c).  The
+	 * slots from kidx to head hold WQEs still outstanding: a producer
+	 * that claims more than the free slots after head, or one moved
+	 * back behind head (a huge distance, unsigned), is corrupt.
+	 */
+	if (prod - idx > q->num - (idx - q->kidx) || qp->wcu)
 		return -EPROTO;
 
 	slot = snaa_ring_slot(q, idx);
@@ -827,15 +832,19 @@ void snaa_req_skip(struct snaa_qp *qp)
  */
 static void snaa_sq_flush(struct snaa_qp *qp)
 {
-	u32 prod;
+	u32 prod, n;
 
 	spin_lock_bh(&qp->sq_lock);
 	snaa_comp_stop_timers(qp);
 	WRITE_ONCE(qp->sq.ring->flags, SNAA_RING_F_IDLE);
 	smp_mb();
 	prod = snaa_ring_producer(&qp->sq);
-	for (;;) {
-		/* at most a ring's worth: snaa_sq_fetch() refuses more */
+	/*
+	 * At most a ring's worth (each round completes one WQE, and no more
+	 * than that are outstanding or fetchable), however user space moves
+	 * the producer meanwhile: snaa_sq_fetch() reads it again.
+	 */
+	for (n = 0; n < qp->sq.num; n++) {
 		if (qp->sq.kidx == qp->req.head &&
 		    (qp->req.head == prod || snaa_sq_fetch(qp) <= 0))
 			break;
