@@ -70,7 +70,9 @@
  *               rebind, unbind, IBV_WR_LOCAL_INV, SEND with invalidate
  *               (IBV_WC_WITH_INV, invalidated_rkey), ibv_dealloc_mw,
  *               ibv_dereg_mr EBUSY while bound, and the error statuses
- *               of binds and invalidations
+ *               of binds and invalidations; a storm of 1024 unsignaled
+ *               bind/invalidate pairs in one post is worked off in turns
+ *               of the send queue's budget (sq_budget_yields)
  *
  * Cases that need two QPs connect one on A with one on B directly (no
  * CM, global AH from the peer's GID); every case uses QPs of its own.
@@ -4282,6 +4284,75 @@ static void mw_inv_errors(struct mwx *x)
 	}
 }
 
+/*
+ * Local operations are work without a packet: they count against the
+ * send queue's budget of 256 per turn like packets, or a process that
+ * keeps the ring full of unsignaled binds and invalidations holds the
+ * kernel in one loop (with BHs off at times) for as long as it likes.
+ * 1024 pairs in one post are 2048 operations: at least 7 turns that end
+ * with work left, each counted in sq_budget_yields.
+ */
+#define STORM_PAIRS	1024
+
+static void mw_storm(struct mwx *x, struct vu_dev *da)
+{
+	struct qp_req ra = REQ_DEFAULT, rb = REQ_DEFAULT;
+	struct ibv_send_wr *wrs, *bad = NULL;
+	uint64_t last = 0x5703000 + STORM_PAIRS - 1;
+	long long y0, y1;
+	struct ibv_mw *mw;
+	struct ep a, b;
+	uint32_t key;
+	bool ok;
+	int i;
+
+	ra.rc = rb.rc = true;
+	rb.send_wr = 2 * STORM_PAIRS;
+	if (!fx_setup("mw: storm", FX_RTS, &a, da, &ra, &b, x->db, &rb))
+		return;
+	mw = mw_new(x, IBV_MW_TYPE_2);
+	wrs = calloc(2 * STORM_PAIRS, sizeof(*wrs));
+	ok = mw && wrs;
+	for (i = 0; ok && i < STORM_PAIRS; i++) {
+		struct ibv_send_wr *bw = &wrs[2 * i], *iw = &wrs[2 * i + 1];
+
+		key = (mw->rkey & ~0xffu) | ((mw->rkey + 1 + i) & 0xff);
+		bw->wr_id = iw->wr_id = 0x5703000 + i;
+		bw->opcode = IBV_WR_BIND_MW;
+		bw->bind_mw.mw = mw;
+		bw->bind_mw.rkey = key;
+		bw->bind_mw.bind_info = (struct ibv_mw_bind_info){
+			.mr = x->t.mr, .addr = mw_addr(x, MW_OFF),
+			.length = MW_LEN,
+			.mw_access_flags = IBV_ACCESS_REMOTE_WRITE };
+		bw->next = iw;
+		iw->opcode = IBV_WR_LOCAL_INV;
+		iw->invalidate_rkey = key;
+		iw->next = i + 1 < STORM_PAIRS ? &wrs[2 * i + 2] : NULL;
+	}
+	if (ok)
+		wrs[2 * STORM_PAIRS - 1].send_flags = IBV_SEND_SIGNALED;
+	y0 = vu_read_counter(x->db->name, "sq_budget_yields");
+	ok = ok && posted("1024 BIND_MW/LOCAL_INV pairs",
+			  ibv_post_send(b.qp, wrs, &bad)) &&
+	     mw_cqe("the last LOCAL_INV", &b, last, IBV_WC_SUCCESS,
+		    IBV_WC_LOCAL_INV);
+	vu_nap_us(100 * 1000);	/* past the hw_counters cache lifespan */
+	y1 = vu_read_counter(x->db->name, "sq_budget_yields");
+	if (ok && (y0 < 0 || y1 - y0 < 2 * STORM_PAIRS / 256 - 1)) {
+		vu_diag("sq_budget_yields %lld -> %lld", y0, y1);
+		ok = false;
+	}
+	vu_report(ok, "mw: %d unsignaled BIND_MW/LOCAL_INV pairs in one post "
+		  "complete (the last signaled, success) in turns of the send "
+		  "queue's budget (sq_budget_yields +%lld, at least %d)",
+		  STORM_PAIRS, y1 - y0, 2 * STORM_PAIRS / 256 - 1);
+	free(wrs);
+	if (mw)
+		mw_free(x, mw);
+	fx_teardown(&a, &b);
+}
+
 static void case_mw(struct vu_dev *da, struct vu_dev *db)
 {
 	struct ibv_mw *mw1;
@@ -4300,6 +4371,7 @@ static void case_mw(struct vu_dev *da, struct vu_dev *db)
 	mw_dereg(&x);
 	mw_bind_errors(&x);
 	mw_inv_errors(&x);
+	mw_storm(&x, da);
 	mw_teardown(&x);
 }
 

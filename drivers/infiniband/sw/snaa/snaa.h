@@ -180,6 +180,7 @@ enum snaa_counter {
 				 SNAA_WCUBUF_EV_NUM - 1,
 	SNAA_CNT_WCU_ACK_DROPS,		/* ACK/NACK not sent: no memory, state */
 	SNAA_CNT_TX_FAULT_DROPS,	/* dropped by debugfs tx_fault_drop */
+	SNAA_CNT_SQ_BUDGET_YIELDS,	/* SQ processing stopped, work left */
 	SNAA_CNT_NR
 };
 

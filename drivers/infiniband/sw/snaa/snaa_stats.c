@@ -85,6 +85,7 @@ static const struct rdma_stat_desc snaa_counter_desc[SNAA_CNT_NR] = {
 		"wcubuf_nack_ecc_uncorrectable",
 	[SNAA_CNT_WCU_ACK_DROPS].name = "wcubuf_ack_drops",
 	[SNAA_CNT_TX_FAULT_DROPS].name = "tx_fault_drops",
+	[SNAA_CNT_SQ_BUDGET_YIELDS].name = "sq_budget_yields",
 };
 
 static_assert(SNAA_CNT_DROP_MTU - SNAA_CNT_DROP_FIRST == SNAA_DROP_MTU - 1,

@@ -586,7 +586,9 @@ static u8 snaa_rc_may_send(struct snaa_qp *qp, struct snaa_swqe *w)
  *	puts it once the packet is sent); else NULL
  * @err: set to -ENOMEM if there was no memory for the packet, -EPROTO if
  *	user space corrupted the ring index, -EIO if a WQE completed with a
- *	local error: the QP must then go to the error state; else 0
+ *	local error: the QP must then go to the error state; -EINPROGRESS
+ *	if a local operation (bind, invalidate, registration) was executed
+ *	and completed instead of building a packet; else 0
  *
  * Fetches WQEs as needed, completes the ones that failed validation
  * once they are the oldest, and builds one packet of req.cur.  UC and
@@ -640,9 +642,18 @@ again:
 				return NULL;
 			}
 			w->status = snaa_local_op(qp, &w->wqe);
-			if (w->status == IB_WC_SUCCESS)
-				snaa_sq_complete(qp, IB_WC_SUCCESS);
-			continue;
+			if (w->status != IB_WC_SUCCESS)
+				continue;	/* completes with its error */
+			/*
+			 * Work done without a packet: it counts against the
+			 * caller's budget like one, or a poster that keeps
+			 * the ring full of unsignaled local operations
+			 * would hold this loop, and BHs off, for as long as
+			 * it likes.
+			 */
+			snaa_sq_complete(qp, IB_WC_SUCCESS);
+			*err = -EINPROGRESS;
+			return NULL;
 		}
 		if (rc) {
 			r->blocked = snaa_rc_may_send(qp, w);
@@ -864,8 +875,10 @@ static void snaa_sq_flush(struct snaa_qp *qp)
 
 /*
  * Process the send queue: the responder's queued responses first, then
- * requests.  Return true if work is left (budget used up, or no memory).
- * Called with qp->sq_mutex held.
+ * requests, SNAA_SQ_BUDGET packets or local operations at most, so that
+ * no poster can keep a CPU here (and BHs off at times) for longer.
+ * Return true if work is left (budget used up, or no memory).  Called
+ * with qp->sq_mutex held.
  */
 static bool snaa_sq_process(struct snaa_qp *qp)
 {
@@ -884,7 +897,7 @@ static bool snaa_sq_process(struct snaa_qp *qp)
 		if (snaa_resp_pending(qp)) {
 			budget -= snaa_resp_tx(qp, min(budget, 16));
 			if (budget <= 0)
-				return true;
+				goto yield;
 		}
 
 		spin_lock_bh(&qp->sq_lock);
@@ -912,6 +925,11 @@ static bool snaa_sq_process(struct snaa_qp *qp)
 		spin_unlock_bh(&qp->sq_lock);
 		if (err == -ENOMEM)
 			return true;	/* retry from the work item */
+		if (err == -EINPROGRESS) {
+			if (--budget <= 0)
+				goto yield;
+			continue;
+		}
 		if (err) {
 			snaa_qp_error(qp, err == -EPROTO ? IB_EVENT_QP_FATAL : 0);
 			continue;
@@ -923,7 +941,7 @@ static bool snaa_sq_process(struct snaa_qp *qp)
 		if (aav)
 			snaa_ah_av_put(aav);
 		if (--budget <= 0)
-			return true;
+			goto yield;
 		/*
 		 * Let softirq work deferred to ksoftirqd (receive
 		 * processing of what we sent, on veth) catch up, so that
@@ -932,6 +950,10 @@ static bool snaa_sq_process(struct snaa_qp *qp)
 		if (!(budget & 15))
 			cond_resched();
 	}
+yield:
+	/* the budget is spent: the caller schedules the rest */
+	snaa_count(qp->sdev, SNAA_CNT_SQ_BUDGET_YIELDS, 1);
+	return true;
 }
 
 void snaa_sq_work(struct work_struct *work)
