@@ -53,6 +53,7 @@ MODULE_PARM_DESC(addr_b, "IPv4 address of dev_b's RoCE v2 GID");
 static int kt_num, kt_failed;
 /* the transport of the QPs kt_ep_open() creates */
 static enum ib_qp_type kt_qpt = IB_QPT_UC;
+static u32 kt_inline;		/* max_inline_data of the QPs kt_ep_open() makes */
 
 static void kt_result(bool ok, const char *fmt, ...)
 {
@@ -125,6 +126,7 @@ static int kt_ep_open(struct kt_ep *ep, const char *name, const char *addr,
 			.max_recv_wr = KT_WR,
 			.max_send_sge = KT_SGE,
 			.max_recv_sge = KT_SGE,
+			.max_inline_data = kt_inline,
 		},
 	};
 	int err;
@@ -1112,6 +1114,79 @@ static void kt_pair(const char *what, bool softirq,
 	kt_pair_rcomp(what, softirq, NULL, fn);
 }
 
+/*
+ * UD sends that must fail leave nothing behind: an inline SEND longer
+ * than max_inline_data, and one whose SGE lengths add up past 2^32 to a
+ * length that would fit (in 32 bits the copy would overrun the slot by
+ * 4 GiB), are refused before the WR takes a slot or a reference to its
+ * AH (kmemleak, on the debug kernel, sees an AH path left referenced).
+ * A valid inline SEND through the same AH is then taken and flushed.
+ */
+static void kt_ud_posting(struct kt_ep *a)
+{
+	struct ib_qp_attr attr = {
+		.qp_state = IB_QPS_INIT, .port_num = 1, .qkey = 0x11111111,
+	};
+	struct rdma_ah_attr ah_attr = {};
+	const struct ib_send_wr *bad;
+	struct ib_ud_wr ud = {};
+	struct ib_sge sge[2];
+	struct ib_wc wc;
+	struct ib_ah *ah;
+	int err;
+	bool ok;
+
+	if (kt_modify(a, &attr, IB_QP_STATE | IB_QP_PKEY_INDEX | IB_QP_PORT |
+		      IB_QP_QKEY, "RESET->INIT")) {
+		kt_result(false, "UD posting: RESET->INIT");
+		return;
+	}
+	ah_attr.type = rdma_ah_find_type(a->dev, 1);
+	rdma_ah_set_port_num(&ah_attr, 1);
+	rdma_ah_set_grh(&ah_attr, &a->gid, 0, a->sgid_index, 64, 0);
+	ah = rdma_create_ah(a->pd, &ah_attr, RDMA_CREATE_AH_SLEEPABLE);
+	if (IS_ERR(ah)) {
+		kt_result(false, "UD posting: rdma_create_ah: %d",
+			  (int)PTR_ERR(ah));
+		return;
+	}
+	sge[0] = (struct ib_sge){ .addr = (uintptr_t)a->buf,
+				  .length = a->cap.max_inline_data + 1 };
+	sge[1] = (struct ib_sge){ .addr = (uintptr_t)a->buf, .length = 2 };
+	ud.wr.wr_id = 1;
+	ud.wr.opcode = IB_WR_SEND;
+	ud.wr.sg_list = sge;
+	ud.wr.num_sge = 1;
+	ud.wr.send_flags = IB_SEND_INLINE | IB_SEND_SIGNALED;
+	ud.ah = ah;
+	ud.remote_qpn = a->qp->qp_num;
+	ud.remote_qkey = 0x11111111;
+	bad = NULL;
+	err = ib_post_send(a->qp, &ud.wr, &bad);
+	kt_result(err == -EINVAL && bad == &ud.wr,
+		  "UD inline SEND of max_inline_data %u + 1 bytes: -EINVAL, bad_wr set (got %d)",
+		  a->cap.max_inline_data, err);
+
+	sge[0].length = U32_MAX;	/* + 2: 1 in 32 bits */
+	ud.wr.num_sge = 2;
+	bad = NULL;
+	err = ib_post_send(a->qp, &ud.wr, &bad);
+	kt_result(err == -EINVAL && bad == &ud.wr,
+		  "UD inline SEND of SGEs of 2^32 - 1 and 2 bytes (1 in 32 bits): -EINVAL, nothing copied (got %d)",
+		  err);
+
+	sge[0].length = 8;
+	ud.wr.num_sge = 1;
+	ud.wr.wr_id = 2;
+	err = ib_post_send(a->qp, &ud.wr, &bad);
+	ok = !err && !kt_to_err(a) && !kt_poll(a->scq, &wc) &&
+	     kt_wc_is(&wc, 2, IB_WC_WR_FLUSH_ERR, 0, 0, a->qp, false, 0) &&
+	     kt_cq_empty(a->scq);
+	kt_result(ok, "then an 8-byte UD inline SEND through the same AH is taken (err %d) and flushed once, first (the refused ones took no slot)",
+		  err);
+	rdma_destroy_ah(ah, RDMA_DESTROY_AH_SLEEPABLE);
+}
+
 static void kt_single(const char *what, void (*fn)(struct kt_ep *a))
 {
 	struct kt_ep a;
@@ -1140,6 +1215,10 @@ static int __init snaa_ktest_init(void)
 	kt_pair("RC, softirq CQs", true, kt_softirq);
 	kt_pair("RC SRQ", false, kt_srq);
 	kt_pair("RC fast registration", false, kt_fastreg);
+	kt_qpt = IB_QPT_UD;
+	kt_inline = 64;
+	kt_single("UD posting", kt_ud_posting);
+	kt_inline = 0;
 	kt_qpt = IB_QPT_UC;
 	pr_info("1..%d\n", kt_num);
 	pr_info("# %d passed, %d failed\n", kt_num - kt_failed, kt_failed);

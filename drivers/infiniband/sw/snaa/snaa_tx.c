@@ -1088,8 +1088,9 @@ static void snaa_sq_kick(struct snaa_qp *qp)
 static int snaa_post_one_send(struct snaa_qp *qp, const struct ib_send_wr *wr)
 {
 	struct snaa_queue *q = &qp->sq;
-	u32 prod = q->ring->producer, i, len = 0;
+	u32 prod = q->ring->producer, i;
 	struct snaa_sqe *sqe;
+	u64 len = 0;
 	int kind;
 
 	if (prod - snaa_ring_consumer(q) >= q->num)
@@ -1107,7 +1108,18 @@ static int snaa_post_one_send(struct snaa_qp *qp, const struct ib_send_wr *wr)
 	    (wr->opcode == IB_WR_BIND_MW || wr->num_sge ||
 	     (wr->send_flags & IB_SEND_INLINE)))
 		return -EINVAL;
+	/* in 64 bits: SGE lengths near 2^32 must not wrap into a small sum */
+	if (wr->send_flags & IB_SEND_INLINE) {
+		for (i = 0; i < wr->num_sge; i++)
+			len += wr->sg_list[i].length;
+		if (len > qp->max_inline)
+			return -EINVAL;
+	}
+	if (snaa_qp_ud(qp) && kind != SNAA_WK_LOCAL &&
+	    to_snaa_ah(ud_wr(wr)->ah)->aav->pd != qp->ibqp.pd)
+		return -EINVAL;
 
+	/* Nothing fails from here on: the slot and a reference are taken. */
 	sqe = snaa_ring_slot(q, prod);
 	memset(sqe, 0, sizeof(*sqe));
 	sqe->wr_id = wr->wr_id;
@@ -1139,8 +1151,6 @@ static int snaa_post_one_send(struct snaa_qp *qp, const struct ib_send_wr *wr)
 	} else if (snaa_qp_ud(qp)) {
 		struct snaa_ah_av *aav = to_snaa_ah(ud_wr(wr)->ah)->aav;
 
-		if (aav->pd != qp->ibqp.pd)
-			return -EINVAL;
 		sqe->remote_qpn = ud_wr(wr)->remote_qpn;
 		sqe->remote_qkey = ud_wr(wr)->remote_qkey;
 		/* The AH may be destroyed before the send: hold its path. */
@@ -1150,10 +1160,6 @@ static int snaa_post_one_send(struct snaa_qp *qp, const struct ib_send_wr *wr)
 	if (wr->send_flags & IB_SEND_INLINE) {
 		u8 *dst = (u8 *)sqe->sge;
 
-		for (i = 0; i < wr->num_sge; i++)
-			len += wr->sg_list[i].length;
-		if (len > qp->max_inline)
-			return -EINVAL;
 		for (i = 0; i < wr->num_sge; i++) {
 			memcpy(dst, (void *)(uintptr_t)wr->sg_list[i].addr,
 			       wr->sg_list[i].length);
