@@ -225,6 +225,39 @@ rc_slow() {
 	rc_in "$NS_B" tc qdisc del dev veth1 root 2>/dev/null
 }
 
+# rc_affinity_doc: rc_test's unsignaled fetch & adds over loopback on
+# DEV_A (case 6), the process pinned to CPU 0: the doorbell hands such a
+# send queue to a work item on another CPU (verbs.rst, Loopback), but
+# only to one the poster may run on.  workqueue_execute_start events say
+# where snaa_sq_work ran.
+rc_affinity_doc() {
+	ktap_header "loopback hand-off within the poster's CPUs"
+	ra_t=/sys/kernel/tracing
+	[ -d "$ra_t/events" ] || mount -t tracefs none "$ra_t" 2>/dev/null
+	ra_ev=$ra_t/events/workqueue/workqueue_execute_start/enable
+	if ! [ -w "$ra_ev" ]; then
+		ktap_fail "tracefs with workqueue events" "no $ra_ev"
+		ktap_finish
+	fi
+	echo 0 >"$ra_t/tracing_on"
+	: >"$ra_t/trace"
+	echo 1 >"$ra_ev"
+	echo 1 >"$ra_t/tracing_on"
+	ra_out=$(taskset -c 0 timeout -k 5 "$(snaa_secs 300)" "$RC_TEST" \
+		--dev-a "$DEV_A" --dev-b "$DEV_A" --cases 6 2>&1)
+	ra_rc=$?
+	echo 0 >"$ra_t/tracing_on"
+	echo 0 >"$ra_ev"
+	ra_all=$(grep -c 'function snaa_sq_work' "$ra_t/trace")
+	ra_cpu0=$(grep 'function snaa_sq_work' "$ra_t/trace" | grep -c '\[000\]')
+	check_eq "rc_test case 6 over loopback, pinned to CPU 0: exit 0" \
+		"$ra_rc" 0
+	[ "$ra_rc" = 0 ] || printf '%s\n' "$ra_out" | tail -n 20 | sed 's/^/# /'
+	check_eq "the send queue work ran on CPU 0 only ($ra_all runs)" \
+		"$((ra_all - ra_cpu0))" 0
+	ktap_finish
+}
+
 # rc_snaa_more: IPv6, loopback and path MTU 1024.
 rc_snaa_more() {
 	snaa_run 300 "$DEV_A<->$DEV_B IPv6" "$RC_TEST" \
@@ -272,6 +305,8 @@ rc_main() {
 		fi
 		rping_run "server $DEV_B, client $DEV_A" "$NS_B" "$ADDR_B" "$NS_A"
 		rping_run "server $DEV_A, client $DEV_B" "$NS_A" "$ADDR_A" "$NS_B"
+		rc_doc "loopback hand-off within the poster's CPUs" \
+			rc_affinity_doc
 		rc_peer_loss
 		;;
 	interop)

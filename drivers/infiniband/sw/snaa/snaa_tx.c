@@ -18,6 +18,7 @@
  */
 
 #include <linux/sched.h>
+#include <linux/sched/isolation.h>
 
 #include "snaa.h"
 
@@ -1005,6 +1006,23 @@ static bool snaa_sq_may_move(struct snaa_qp *qp)
 }
 
 /*
+ * A CPU other than @cpu for the poster's send queue work: one the poster
+ * may run on (its affinity, its cpuset) and that is not isolated
+ * (isolcpus, nohz_full domains), so that the work does not land where
+ * the administrator keeps everything else away.  nr_cpu_ids if none.
+ */
+static unsigned int snaa_sq_other_cpu(int cpu)
+{
+	const struct cpumask *hk = housekeeping_cpumask(HK_TYPE_DOMAIN);
+	unsigned int c;
+
+	for_each_cpu_and(c, current->cpus_ptr, hk)
+		if (c != cpu && cpu_online(c))
+			return c;
+	return nr_cpu_ids;
+}
+
+/*
  * Hand a looped-back RC QP's send queue to a work item on another CPU?
  * Only if the WQE the doorbell rang for is unsignaled (no
  * IBV_SEND_SIGNALED, no sq_sig_all) and fits in one packet: its poster
@@ -1039,7 +1057,7 @@ static bool snaa_sq_hand_off(struct snaa_qp *qp, int cpu)
 	}
 	if (len > qp->path_mtu)
 		return false;
-	other = cpumask_any_but(cpu_online_mask, cpu);
+	other = snaa_sq_other_cpu(cpu);
 	if (other >= nr_cpu_ids)
 		return false;
 	/* No doorbell meanwhile: the work item looks at the ring. */
