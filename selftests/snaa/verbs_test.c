@@ -72,7 +72,9 @@
  *               ibv_dereg_mr EBUSY while bound, and the error statuses
  *               of binds and invalidations; a storm of 1024 unsignaled
  *               bind/invalidate pairs in one post is worked off in turns
- *               of the send queue's budget (sq_budget_yields)
+ *               of the send queue's budget (sq_budget_yields); 200
+ *               rounds of ibv_dealloc_mw racing a bind leave the MR
+ *               free to deregister
  *
  * Cases that need two QPs connect one on A with one on B directly (no
  * CM, global AH from the peer's GID); every case uses QPs of its own.
@@ -93,7 +95,9 @@
 #include <getopt.h>
 #include <inttypes.h>
 #include <poll.h>
+#include <pthread.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -4353,6 +4357,102 @@ static void mw_storm(struct mwx *x, struct vu_dev *da)
 	fx_teardown(&a, &b);
 }
 
+/*
+ * ibv_dealloc_mw() racing a bind of the same type 2 window: the bind may
+ * have found the window before it left the key table, and win or lose,
+ * it must not leave it bound once it is gone: the MR would then count a
+ * window that no longer exists and never deregister (EBUSY), pinned for
+ * good.  Each round: a fresh window, its dealloc in a second thread
+ * released together with the bind's post; the bind completes with
+ * success (it came first; the dealloc unbinds it) or IBV_WC_MW_BIND_ERR
+ * (the window was gone: the QP is reset).  Then the MR deregisters.
+ */
+#define DR_ROUNDS	200
+
+struct dr_arg {
+	struct ibv_mw *mw;
+	atomic_int go;
+	int ret;
+};
+
+static void *dr_dealloc(void *p)
+{
+	struct dr_arg *d = p;
+
+	while (!atomic_load(&d->go))
+		;
+	d->ret = ibv_dealloc_mw(d->mw);
+	return NULL;
+}
+
+static void mw_dealloc_race(struct mwx *x, struct vu_dev *da)
+{
+	struct qp_req r = REQ_DEFAULT;
+	int i, won = 0, lost = 0, ret;
+	struct ibv_mr *mr = NULL;
+	struct dr_arg d;
+	struct ep a, b;
+	struct ibv_wc wc;
+	bool ok;
+
+	r.rc = true;
+	if (!fx_setup("mw: dealloc racing a bind", FX_RTS, &a, da, &r, &b,
+		      x->db, &r))
+		return;
+	mr = ibv_reg_mr(x->db->pd, x->t.p, MW_TGT_LEN,
+			IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_MW_BIND);
+	ok = mr != NULL;
+	for (i = 0; ok && i < DR_ROUNDS; i++) {
+		struct ibv_mw *mw = ibv_alloc_mw(x->db->pd, IBV_MW_TYPE_2);
+		struct ibv_mw copy;
+		pthread_t th;
+
+		if (!mw) {
+			vu_diag("ibv_alloc_mw: %s", strerror(errno));
+			ok = false;
+			break;
+		}
+		copy = *mw;	/* the post reads it after the dealloc freed mw */
+		d.mw = mw;
+		atomic_store(&d.go, 0);
+		if (pthread_create(&th, NULL, dr_dealloc, &d)) {
+			ibv_dealloc_mw(mw);
+			ok = false;
+			break;
+		}
+		atomic_store(&d.go, 1);
+		ret = mw_bind2(&b, &copy, (copy.rkey & ~0xffu) |
+			       ((copy.rkey + 1) & 0xff), 0xd000 + i, mr,
+			       mw_addr(x, MW_OFF), MW_LEN,
+			       IBV_ACCESS_REMOTE_WRITE);
+		pthread_join(th, NULL);
+		ok = eq_ret("the bind's post", ret, 0) &&
+		     eq_ret("ibv_dealloc_mw", d.ret, 0) &&
+		     vu_poll_cq(b.scq, &wc, 1, vu_now() + CQE_TIMEOUT) == 1 &&
+		     wc.wr_id == 0xd000 + (uint64_t)i;
+		if (!ok)
+			break;
+		if (wc.status == IBV_WC_SUCCESS) {
+			won++;
+		} else if (wc.status == IBV_WC_MW_BIND_ERR) {
+			lost++;
+			ok = mw_reset(&a, &b, false);
+		} else {
+			vu_diag("bind %d: %s", i, ibv_wc_status_str(wc.status));
+			ok = false;
+		}
+	}
+	if (mr) {
+		ret = ibv_dereg_mr(mr);
+		ok &= eq_ret("ibv_dereg_mr after the races", ret, 0);
+	}
+	vu_report(ok, "mw: %d rounds of ibv_dealloc_mw racing a bind of the "
+		  "window (%d binds first, %d after the window was gone): "
+		  "none leaves the MR counting a window, it deregisters",
+		  DR_ROUNDS, won, lost);
+	fx_teardown(&a, &b);
+}
+
 static void case_mw(struct vu_dev *da, struct vu_dev *db)
 {
 	struct ibv_mw *mw1;
@@ -4372,6 +4472,7 @@ static void case_mw(struct vu_dev *da, struct vu_dev *db)
 	mw_bind_errors(&x);
 	mw_inv_errors(&x);
 	mw_storm(&x, da);
+	mw_dealloc_race(&x, da);
 	mw_teardown(&x);
 }
 

@@ -272,6 +272,7 @@ struct snaa_mw {
 	u64 length;
 	int access;
 	u32 qpn;			/* type 2: bound through this QP */
+	bool dead;			/* being deallocated: no more binds */
 	refcount_t ref;
 	struct completion done;
 	struct rcu_head rcu;

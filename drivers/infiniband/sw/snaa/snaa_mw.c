@@ -74,7 +74,13 @@ int snaa_dealloc_mw(struct ib_mw *ibmw)
 	struct snaa_mr *mr;
 
 	snaa_table_remove(&sdev->key_table, &mw->tn);
+	/*
+	 * A bind that found the window before it left the table may still
+	 * come; it must not bind it after this unbind, or the MR would
+	 * count a window that no longer exists, and never deregister.
+	 */
 	spin_lock_bh(&mw->lock);
+	mw->dead = true;
 	mr = snaa_mw_unbind(mw);
 	spin_unlock_bh(&mw->lock);
 	if (mr)
@@ -216,7 +222,7 @@ static int snaa_mw_bind(struct snaa_qp *qp, const struct snaa_sqe *wqe)
 	 * mw->rkey only for ibv_bind_mw()).
 	 */
 	spin_lock_bh(&mw->lock);
-	if (mw->type == IB_MW_TYPE_1 || !mw->mr) {
+	if (!mw->dead && (mw->type == IB_MW_TYPE_1 || !mw->mr)) {
 		old = snaa_mw_unbind(mw);
 		mw->rkey = wqe->imm_data;
 		if (mr) {
