@@ -1007,9 +1007,10 @@ static bool snaa_sq_may_move(struct snaa_qp *qp)
 
 /*
  * A CPU other than @cpu for the poster's send queue work: one the poster
- * may run on (its affinity, its cpuset) and that is not isolated
- * (isolcpus, nohz_full domains), so that the work does not land where
- * the administrator keeps everything else away.  nr_cpu_ids if none.
+ * may run on (its affinity, its cpuset) and that is not isolated from
+ * the scheduler's domains (isolcpus=), so that the work does not land
+ * where the administrator keeps everything else away.  nr_cpu_ids if
+ * none.
  */
 static unsigned int snaa_sq_other_cpu(int cpu)
 {
