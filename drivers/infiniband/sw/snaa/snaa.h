@@ -505,6 +505,7 @@ struct snaa_comp {
 	u8 retry_left;			/* local ACK timeouts and NAKs left */
 	u8 rnr_left;			/* RNR NAKs left (7: infinite) */
 	bool timing;			/* @deadline counts: ACKs are awaited */
+	bool heard;			/* a response since the timer expired */
 	bool gap;			/* READ responses lost, asked again */
 	bool nak_valid;			/* @nak_psn holds a sequence NAK */
 	u32 nak_psn;			/* PSN of the newest sequence NAK */

@@ -61,6 +61,19 @@ static bool snaa_comp_outstanding(struct snaa_qp *qp)
  * With nothing outstanding the timer is left to expire on its own.
  * No timeout (timeout 0) and a dying QP: nothing is timed.
  * sq_lock held.
+ *
+ * A deadline alone is not enough on a loaded host: the timer runs in
+ * softirq before the receive processing of the same pass, so it can
+ * expire with the responses that arrived in time still queued behind
+ * it, and when receive processing lags by a timeout pass after pass,
+ * every pass sent a request again.  For an RDMA READ that is a feedback
+ * loop: each request makes the responder send the response once more
+ * (rdma_rxe finishes the one it is sending first), the queue of
+ * replays grows faster than it drains, and the READs behind wait for
+ * ever.  So a timeout also needs a whole period with nothing heard
+ * (comp.heard, set by every response and cleared when the timer
+ * expires): the requester retries between one and two timeouts after
+ * the last response, never while the responses keep coming.
  */
 static void snaa_comp_set_deadline(struct snaa_qp *qp)
 {
@@ -83,8 +96,17 @@ static void snaa_comp_set_deadline(struct snaa_qp *qp)
 void snaa_comp_arm_retrans(struct snaa_qp *qp)
 {
 	lockdep_assert_held(&qp->sq_lock);
-	if (!qp->comp.timing)
+	if (!qp->comp.timing) {
+		qp->comp.heard = false;
 		snaa_comp_set_deadline(qp);
+	}
+}
+
+/* A response came: the responder is there; the timer starts again. */
+static void snaa_comp_heard(struct snaa_qp *qp)
+{
+	qp->comp.heard = true;
+	snaa_comp_set_deadline(qp);
 }
 
 /**
@@ -144,7 +166,7 @@ static void snaa_comp_alive(struct snaa_qp *qp)
 	if (!qp->comp.timing || !snaa_comp_outstanding(qp))
 		return;
 	qp->comp.retry_left = qp->retry_cnt;
-	snaa_comp_set_deadline(qp);
+	snaa_comp_heard(qp);
 }
 
 /* The ACK moved forward: reset the retry count and the timer. */
@@ -154,7 +176,7 @@ static void snaa_comp_progress(struct snaa_qp *qp)
 	qp->comp.rnr_left = qp->rnr_retry;
 	qp->comp.gap = false;
 	if (snaa_comp_outstanding(qp))
-		snaa_comp_set_deadline(qp);
+		snaa_comp_heard(qp);
 	else
 		qp->comp.timing = false;
 }
@@ -373,7 +395,7 @@ static enum snaa_counter snaa_comp_read_resp(struct snaa_qp *qp,
 		 * lost, only the timer asks again.
 		 */
 		if (snaa_psn_diff(psn, w->last_psn) <= 0)
-			snaa_comp_set_deadline(qp);
+			snaa_comp_heard(qp);
 		return SNAA_CNT_DROP_PSN_GAP;
 	}
 	left = w->length - w->done;
@@ -497,6 +519,12 @@ static void snaa_comp_retrans_timer(struct timer_list *t)
 	if (time_before(jiffies, qp->comp.deadline)) {
 		/* progress since the timer was set */
 		mod_timer(&qp->retrans_timer, qp->comp.deadline);
+		goto out;
+	}
+	if (qp->comp.heard) {
+		/* responses were processed after this period began */
+		qp->comp.heard = false;
+		snaa_comp_set_deadline(qp);
 		goto out;
 	}
 	snaa_count(qp->sdev, SNAA_CNT_RC_TIMEOUTS, 1);
