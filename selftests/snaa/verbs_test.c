@@ -3038,6 +3038,100 @@ static void hardening_lowered_producer(struct vu_dev *da, struct vu_dev *db)
 	fx_teardown(&a, &b);
 }
 
+static bool mw_reset(struct ep *a, struct ep *b, bool b_errs);
+
+/*
+ * The data path moving a QP to ERR during an ibv_modify_qp: snaa's
+ * debugfs modify_qp_delay_ms makes A's modify (RTS->RTS, from a second
+ * thread) sleep between its checks and applying them, and meanwhile B
+ * WRITEs to A with a bad R_Key: A's responder moves A to ERR.  The
+ * modify, checked for RTS, must not write RTS over that error: it fails
+ * with EINVAL and A stays in ERR.
+ */
+#define MODRACE_ROUNDS		3
+#define MODRACE_DELAY_MS	300
+
+struct modrace {
+	struct ibv_qp *qp;
+	int ret;
+};
+
+static void *modrace_modify(void *p)
+{
+	struct modrace *m = p;
+	struct ibv_qp_attr attr;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.qp_state = IBV_QPS_RTS;
+	m->ret = ibv_modify_qp(m->qp, &attr, IBV_QP_STATE);
+	return NULL;
+}
+
+/* Write @ms to @d's debugfs modify_qp_delay_ms. */
+static bool modify_delay(const struct vu_dev *d, int ms)
+{
+	char path[256];
+	FILE *f;
+
+	snprintf(path, sizeof(path),
+		 "/sys/kernel/debug/snaa/%s/modify_qp_delay_ms", d->name);
+	f = fopen(path, "w");
+	if (!f || fprintf(f, "%d\n", ms) < 0 || fclose(f)) {
+		vu_diag("cannot write %d to %s: %s", ms, path, strerror(errno));
+		return false;
+	}
+	return true;
+}
+
+static void hardening_modify_race(struct vu_dev *da, struct vu_dev *db)
+{
+	struct qp_req r = REQ_DEFAULT;
+	struct modrace m;
+	struct ep a, b;
+	struct ibv_wc wc;
+	bool ok = true;
+	int i, ret;
+
+	r.rc = true;
+	if (!fx_setup("hardening: ERR during modify_qp", FX_RTS, &a, da, &r,
+		      &b, db, &r))
+		return;
+	for (i = 0; ok && i < MODRACE_ROUNDS; i++) {
+		pthread_t th;
+
+		m.qp = a.qp;
+		m.ret = -1;
+		if (!modify_delay(da, MODRACE_DELAY_MS) ||
+		    pthread_create(&th, NULL, modrace_modify, &m)) {
+			ok = false;
+			break;
+		}
+		vu_nap_us(MODRACE_DELAY_MS * 1000 / 4);	/* A's modify sleeps */
+		ret = post_send1(&b, IBV_WR_RDMA_WRITE, 0x2900 + i, SRC_OFF, 64,
+				 IBV_SEND_SIGNALED, (uintptr_t)a.mem.p,
+				 a.mem.mr->rkey ^ 0x80);
+		ok = eq_ret("B's WRITE to A with a bad R_Key", ret, 0) &&
+		     vu_poll_cq(b.scq, &wc, 1, vu_now() + CQE_TIMEOUT) == 1 &&
+		     check_wc("B's WRITE", &wc, 0x2900 + (uint64_t)i,
+			      IBV_WC_REM_ACCESS_ERR, -1, b.qp->qp_num, -1);
+		pthread_join(th, NULL);
+		ok &= eq_ret("A's RTS->RTS modify, checked before the error",
+			     m.ret, EINVAL) &&
+		      eq_state("A after the modify", vu_qp_state(a.qp),
+			       IBV_QPS_ERR);
+		if (!modify_delay(da, 0))
+			ok = false;
+		if (ok)
+			ok = mw_reset(&a, &b, true);
+	}
+	modify_delay(da, 0);
+	vu_report(ok, "hardening: A's responder moved A to ERR (a WRITE with "
+		  "a bad R_Key) while A's RTS->RTS modify slept after its "
+		  "checks (debugfs modify_qp_delay_ms): EINVAL, A stays in "
+		  "ERR (%d rounds)", MODRACE_ROUNDS);
+	fx_teardown(&a, &b);
+}
+
 static void case_hardening(struct vu_dev *da, struct vu_dev *db)
 {
 	printf("# case 9: hardening (A %s, B %s)\n", da->name, db->name);
@@ -3051,6 +3145,7 @@ static void case_hardening(struct vu_dev *da, struct vu_dev *db)
 	hardening_rd_atomic(da, db);
 	hardening_loopback(da);
 	hardening_lowered_producer(da, db);
+	hardening_modify_race(da, db);
 }
 
 /* ---- main ---------------------------------------------------------------- */

@@ -110,6 +110,8 @@ struct snaa_dev {
 	atomic_t wcu_fault_next;	/* into the next N frames */
 	u32 wcu_fault_every;		/* into one frame in K */
 	atomic_t wcu_fault_seq;		/* frames seen, for @wcu_fault_every */
+	/* modify_qp's pause after its checks (debugfs, snaa_qp.c) */
+	u32 modify_qp_delay_ms;
 	/* Transmit fault injection (debugfs, snaa_net.c) */
 	atomic_t tx_fault_skip;		/* packets to send before dropping */
 	atomic_t tx_fault_drop;		/* packets to drop then */
@@ -922,6 +924,7 @@ void snaa_wcubuf_bad_packet(struct snaa_qp *qp, u32 psn, u32 len);
 void snaa_wcubuf_tx(struct snaa_qp *qp);
 void snaa_wcubuf_debugfs_init(struct snaa_dev *sdev);
 void snaa_net_debugfs_init(struct snaa_dev *sdev);
+void snaa_qp_debugfs_init(struct snaa_dev *sdev);
 
 /* snaa_uapi.c */
 extern const struct uapi_definition snaa_uapi_defs[];

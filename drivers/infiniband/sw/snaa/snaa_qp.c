@@ -5,6 +5,9 @@
  * flushing, query and destroy.
  */
 
+#include <linux/debugfs.h>
+#include <linux/delay.h>
+
 #include <rdma/ib_cache.h>
 #include <rdma/ib_mad.h>
 #include <rdma/uverbs_ioctl.h>
@@ -641,6 +644,19 @@ static void snaa_modify_qp_apply(struct snaa_qp *qp, struct ib_qp_attr *attr,
 }
 
 /*
+ * Fault injection for tests of what may change under a modify_qp:
+ * snaa/<device>/modify_qp_delay_ms in debugfs makes every modify_qp of
+ * the device sleep that long (at most 10 s) between its checks and
+ * applying them, so that a test can make the data path move the QP to
+ * the error state in between.  0 (the default): no pause.
+ */
+void snaa_qp_debugfs_init(struct snaa_dev *sdev)
+{
+	debugfs_create_u32("modify_qp_delay_ms", 0600, sdev->debugfs,
+			   &sdev->modify_qp_delay_ms);
+}
+
+/*
  * modify_qp is all or nothing: everything is checked and the new path
  * resolved before the first attribute changes.
  */
@@ -651,7 +667,7 @@ int snaa_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	struct snaa_dev *sdev = qp->sdev;
 	struct snaa_av av = {};
 	enum ib_qp_state cur, new;
-	u32 dest_qpn;
+	u32 dest_qpn, delay;
 	int err;
 
 	if (udata && (udata->inlen || udata->outlen))
@@ -671,11 +687,15 @@ int snaa_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		if (err)
 			goto out;
 	}
+	delay = READ_ONCE(sdev->modify_qp_delay_ms);
+	if (unlikely(delay))
+		msleep(min(delay, 10000U));
 
 	/*
-	 * Nothing fails from here on.  The path is read by the responder
-	 * (rq_lock, and its responses sent outside the lock: wait until
-	 * none is being sent) and the completer (sq_lock).
+	 * Nothing fails from here on but a change of state under us
+	 * (below).  The path is read by the responder (rq_lock, and its
+	 * responses sent outside the lock: wait until none is being sent)
+	 * and the completer (sq_lock).
 	 */
 	spin_lock_bh(&qp->rq_lock);
 	while (qp->recv.tx_owner) {
@@ -684,10 +704,35 @@ int snaa_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		spin_lock_bh(&qp->rq_lock);
 	}
 	spin_lock(&qp->sq_lock);
+	/*
+	 * The data path may have moved the QP to the error state (a fatal
+	 * NAK, a local error) since the checks: they were made for a
+	 * state it is no longer in, and writing the new state would undo
+	 * an error the consumer has been told of.  Checked under every
+	 * lock the state is written under, so that the attributes and the
+	 * state change together or not at all.  RESET and ERR may be
+	 * entered from any state (and take no other attribute).
+	 */
+	spin_lock(&qp->state_lock);
+	if (qp->state != cur && (new == IB_QPS_RESET || new == IB_QPS_ERR))
+		cur = qp->state;
+	if (qp->state != cur) {
+		spin_unlock(&qp->state_lock);
+		spin_unlock(&qp->sq_lock);
+		spin_unlock_bh(&qp->rq_lock);
+		snaa_dbg(sdev, "QP %u: went to %s during modify_qp from %s\n",
+			 ibqp->qp_num, snaa_qp_state_name[READ_ONCE(qp->state)],
+			 snaa_qp_state_name[cur]);
+		snaa_av_release(&av);
+		err = -EINVAL;
+		goto out;
+	}
 	if (mask & IB_QP_AV)
 		swap(qp->av, av);
 	qp->dest_qpn = dest_qpn;
 	snaa_modify_qp_apply(qp, attr, mask);
+	WRITE_ONCE(qp->state, new);
+	spin_unlock(&qp->state_lock);
 	spin_unlock(&qp->sq_lock);
 	spin_unlock_bh(&qp->rq_lock);
 	/* The old path, if it was replaced. */
@@ -696,9 +741,6 @@ int snaa_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		rdma_replace_ah_attr(&qp->ah_attr, &attr->ah_attr);
 
 	if (new != cur) {
-		spin_lock_bh(&qp->state_lock);
-		WRITE_ONCE(qp->state, new);
-		spin_unlock_bh(&qp->state_lock);
 		snaa_dbg(sdev, "QP %u: %s -> %s\n", ibqp->qp_num,
 			 snaa_qp_state_name[cur], snaa_qp_state_name[new]);
 		if (new == IB_QPS_RESET)
