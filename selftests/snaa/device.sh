@@ -88,7 +88,7 @@ check_eq "max_mtu" "$(devinfo_field snaa0 max_mtu)" "4096 (5)"
 check_eq "active_mtu at netdev MTU 1500" \
 	"$(devinfo_field snaa0 active_mtu)" "1024 (3)"
 check_eq "port_lid" "$(devinfo_field snaa0 port_lid)" "0"
-check_eq "max_msg_sz" "$(devinfo_field snaa0 max_msg_sz)" "0x80000000"
+check_eq "max_msg_sz" "$(devinfo_field snaa0 max_msg_sz)" "0x40000000"
 check_eq "pkey table length" "$(devinfo_field snaa0 max_pkeys)" "1"
 check_eq "atomic_cap" "$(devinfo_field snaa0 atomic_cap)" "ATOMIC_HCA (1)"
 check_eq "max_qp_rd_atom" "$(devinfo_field snaa0 max_qp_rd_atom)" "128"

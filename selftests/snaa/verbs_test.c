@@ -3132,6 +3132,61 @@ static void hardening_modify_race(struct vu_dev *da, struct vu_dev *db)
 	fx_teardown(&a, &b);
 }
 
+/*
+ * max_msg_sz is 1 GiB: a READ (or WRITE) of 1 GiB + 1 byte completes
+ * with LOC_LEN_ERR, whatever the path MTU: at 256,
+ * where a READ that long would take half the PSN space.  (The SGE is
+ * longer than its MR too: the length is what is checked first.)
+ */
+static void hardening_msg_size(struct vu_dev *da, struct vu_dev *db)
+{
+	static const struct {
+		enum ibv_wr_opcode op;
+		const char *name;
+	} ops[] = {
+		{ IBV_WR_RDMA_READ, "RDMA READ" },
+		{ IBV_WR_RDMA_WRITE, "RDMA WRITE" },
+	};
+	struct qp_req r = REQ_DEFAULT;
+	struct ibv_send_wr wr, *bad;
+	struct ibv_port_attr port;
+	struct ep a, b;
+	struct ibv_sge sge;
+	struct ibv_wc wc;
+	bool ok;
+	size_t i;
+	int ret;
+
+	r.rc = true;
+	if (!fx_setup("hardening: message size", FX_RTS, &a, da, &r, &b, db,
+		      &r))
+		return;
+	ret = ibv_query_port(da->ctx, 1, &port);
+	ok = eq_ret("ibv_query_port", ret, 0) &&
+	     eq("max_msg_sz", port.max_msg_sz, 1u << 30);
+	for (i = 0; ok && i < sizeof(ops) / sizeof(ops[0]); i++) {
+		sge.addr = (uintptr_t)a.mem.p;
+		sge.length = (1u << 30) + 1;
+		sge.lkey = a.mem.mr->lkey;
+		memset(&wr, 0, sizeof(wr));
+		wr.wr_id = 0x2a00 + i;
+		wr.sg_list = &sge;
+		wr.num_sge = 1;
+		wr.opcode = ops[i].op;
+		wr.send_flags = IBV_SEND_SIGNALED;
+		wr.wr.rdma.remote_addr = (uintptr_t)b.mem.p;
+		wr.wr.rdma.rkey = b.mem.mr->rkey;
+		ok = eq_ret(ops[i].name, ibv_post_send(a.qp, &wr, &bad), 0) &&
+		     vu_poll_cq(a.scq, &wc, 1, vu_now() + CQE_TIMEOUT) == 1 &&
+		     check_wc(ops[i].name, &wc, wr.wr_id, IBV_WC_LOC_LEN_ERR,
+			      -1, a.qp->qp_num, -1) &&
+		     mw_reset(&a, &b, false);
+	}
+	vu_report(ok, "hardening: max_msg_sz 1 GiB; an RDMA READ and an RDMA "
+		  "WRITE of 1 GiB + 1 byte: IBV_WC_LOC_LEN_ERR, A in ERR");
+	fx_teardown(&a, &b);
+}
+
 static void case_hardening(struct vu_dev *da, struct vu_dev *db)
 {
 	printf("# case 9: hardening (A %s, B %s)\n", da->name, db->name);
@@ -3146,6 +3201,7 @@ static void case_hardening(struct vu_dev *da, struct vu_dev *db)
 	hardening_loopback(da);
 	hardening_lowered_producer(da, db);
 	hardening_modify_race(da, db);
+	hardening_msg_size(da, db);
 }
 
 /* ---- main ---------------------------------------------------------------- */

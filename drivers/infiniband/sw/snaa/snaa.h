@@ -45,7 +45,15 @@
 #define SNAA_MAX_SRQ		16384
 #define SNAA_MAX_SRQ_WR		16384
 #define SNAA_MAX_MR_SIZE	(1ULL << 40)
-#define SNAA_MAX_MSG_SIZE	(1U << 31)
+/*
+ * 1 GiB, as mlx5 has it, not the 2 GiB the IBA allows: an RDMA READ
+ * takes the PSNs of all its responses when it is sent, and at a path
+ * MTU of 256 a 2 GiB one would take 2^23 of them, half the PSN space,
+ * where "older" and "newer" can no longer be told apart (IBA 9.7.1:
+ * fewer than 2^23 PSNs outstanding).  With 1 GiB a READ takes at most
+ * 2^22, and the window bounds what comes before it.
+ */
+#define SNAA_MAX_MSG_SIZE	(1U << 30)
 #define SNAA_MAX_INLINE		256
 /* RDMA READ and atomic requests outstanding per QP, each direction. */
 #define SNAA_MAX_RD_ATOMIC	128

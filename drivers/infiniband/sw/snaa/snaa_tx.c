@@ -331,9 +331,15 @@ static int snaa_sq_check_local(struct snaa_qp *qp, struct snaa_swqe *w)
 	return err;
 }
 
-/* RC: packets the window still lets the requester send from req.psn. */
+/*
+ * RC: packets the window still lets the requester send from req.psn.
+ * A READ is sent while there is room and then takes all its responses'
+ * PSNs, so the PSNs outstanding stay below the window plus the largest
+ * READ: within the 2^23 the IBA allows.
+ */
 static int snaa_rc_room(const struct snaa_qp *qp)
 {
+	BUILD_BUG_ON(SNAA_RC_WINDOW + SNAA_MAX_MSG_SIZE / 256 >= 1U << 23);
 	return (int)qp->req.cwnd - snaa_psn_diff(qp->req.psn, qp->comp.psn);
 }
 
