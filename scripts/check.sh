@@ -267,7 +267,7 @@ if [ "$what" = debug ] || [ "$what" = all ]; then
 				'BEGIN { print f * 3 }')
 			# shellcheck disable=SC2086 # a list of test names
 			suite "vm-debug" env SNAA_TIME_SCALE="$dk_scale" \
-				SNAA_TEARDOWN_REPEAT=1 \
+				SNAA_TEARDOWN_REPEAT=1 SNAA_LIMITS_AH=0 \
 				SNAA_TEARDOWN_QPS=2000 SNAA_RC_QUICK=1 \
 				selftests/vm/run --kernel "$dk" \
 				--timeout "$(vm_timeout $SNAA_DEBUG_TESTS)" -- \

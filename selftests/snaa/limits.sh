@@ -22,7 +22,11 @@
 #    16 MiB limit it works;
 #  - rdma cgroup: rdma.max "hca_object=50" bounds the objects (QPs, CQs,
 #    MRs, ...) a process can create on the device, so that no user can
-#    take all of its QP numbers or keys.
+#    take all of its QP numbers or keys;
+#  - address handles: a user gets 61440 of snaa1's 65536 (the rest is the
+#    kernel's reserve), charged to its memory cgroup (slab and the per-CPU
+#    route caches), and with all of them taken rping (rdma_cm, whose CM
+#    creates kernel AHs) still connects to snaa1.
 #
 # Output: KTAP.  Exit status: 0 iff every check passed, 1 otherwise,
 # 2 usage error, 4 (skip) if the setup is impossible here.
@@ -162,5 +166,60 @@ else
 		"exit $rc: $last"
 fi
 echo "snaa0 hca_handle=max hca_object=max" >"$CG/rdma.max"
+
+# ---- address handles: charged, and the kernel keeps a reserve ----------------
+
+# SNAA_LIMITS_AH=0 (make check's debug run: 65536 AHs take five minutes
+# under KASAN; the 6.1 and 6.12 runs have them) leaves this part out.
+lm_ah() {
+	# All the AHs a user may have (65536 less the kernel's reserve of 4096),
+	# held by a process in the cgroup: their memory (the per-CPU route
+	# caches included) is the process's, and the kernel's CM still gets the
+	# AHs it needs, so rping over the device works.
+	pc0=$(sed -n 's/^percpu //p' "$CG/memory.stat")
+	sl0=$(sed -n 's/^slab //p' "$CG/memory.stat")
+	hold "$LM_TMP/ahs.out" --dev snaa1 --ahs 65536
+	pc1=$(sed -n 's/^percpu //p' "$CG/memory.stat")
+	sl1=$(sed -n 's/^slab //p' "$CG/memory.stat")
+	last=$(tail -n 1 "$LM_TMP/ahs.out")
+	echo "# objhog --ahs 65536 on snaa1: $last; memory.stat percpu $pc0 -> $pc1, slab $sl0 -> $sl1"
+	check_eq "a user gets 61440 AHs of snaa1 (65536 less the kernel's 4096), then ENOMEM" \
+		"$last" "failed after 61440: ENOMEM (Cannot allocate memory)"
+	ncpu=$(nproc)
+	if [ $((pc1 - pc0)) -ge $((61440 * ncpu * 16)) ] &&
+	   [ $((sl1 - sl0)) -ge $((61440 * 64)) ]; then
+		ktap_ok "61440 AHs are charged to their creator's memory cgroup: percpu +$((pc1 - pc0)), slab +$((sl1 - sl0)) bytes (>= 16 per AH and CPU, >= 64 per AH)"
+	else
+		ktap_fail "61440 AHs are charged to their creator's memory cgroup (percpu >= 16 bytes per AH and CPU, slab >= 64 per AH)" \
+			"percpu $pc0 -> $pc1, slab $sl0 -> $sl1"
+	fi
+	RPING_COUNT=20
+	ip netns exec snaa-b timeout -k 5 120 rping -s -a 198.18.0.2 -C "$RPING_COUNT" \
+		-S 100 -V >"$LM_TMP/rping-s.out" 2>&1 &
+	rs_pid=$!
+	# rping's port, 7174: listening before the client connects
+	wait_for 30 sh -c 'ip netns exec snaa-b rdma resource show cm_id 2>/dev/null |
+		grep LISTEN | grep -qE ":7174( |\$)"'
+	ip netns exec snaa-a timeout -k 5 120 rping -c -a 198.18.0.2 -C "$RPING_COUNT" \
+		-S 100 -V >"$LM_TMP/rping-c.out" 2>&1
+	rc_c=$?
+	wait "$rs_pid"
+	rc_s=$?
+	unhold
+	if [ "$rc_c" = 0 ] && [ "$rc_s" = 0 ]; then
+		ktap_ok "with every user AH of snaa1 taken, rping (rdma_cm: the kernel's AHs) to snaa1 works"
+	else
+		ktap_fail "with every user AH of snaa1 taken, rping (rdma_cm: the kernel's AHs) to snaa1 works" \
+			"client exit $rc_c, server exit $rc_s" "$(tail -n 5 "$LM_TMP/rping-c.out")" \
+			"$(tail -n 5 "$LM_TMP/rping-s.out")"
+	fi
+}
+
+if [ "${SNAA_LIMITS_AH:-1}" = 0 ]; then
+	ktap_n=$((ktap_n + 1))
+	echo "ok $ktap_n - address handles: the kernel's reserve and the memory cgroup # SKIP SNAA_LIMITS_AH=0 (tested on the distribution kernels)"
+else
+	lm_ah
+fi
 
 ktap_finish

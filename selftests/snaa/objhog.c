@@ -9,6 +9,8 @@
  *   --qps N           create up to N UC QPs (1 WR, 1 SGE: a page for each
  *                     ring) on one CQ, one progress line per 1000
  *   --mr BYTES        register one buffer of BYTES
+ *   --ahs N           create up to N address handles (to the device's own
+ *                     GID), one progress line per 10000
  *
  * After creating, it prints "created N" (or "failed after N: ERRNO
  * (message)" when a creation failed) and, with --hold, waits for a
@@ -40,7 +42,7 @@
 
 static struct {
 	struct vu_dev d;
-	long cqs, cqe, qps;
+	long cqs, cqe, qps, ahs;
 	unsigned long long mr;
 	bool hold;
 } opt = { .d = VU_DEV_INIT('A'), .cqe = 64 };
@@ -59,6 +61,7 @@ static void usage(FILE *f)
 "  --cqe M         ... of M entries each (default 64)\n"
 "  --qps N         create up to N UC QPs (1 WR, 1 SGE each)\n"
 "  --mr BYTES      register one buffer of BYTES\n"
+"  --ahs N         create up to N address handles (to the device's GID)\n"
 "  --hold          then wait for a signal before freeing anything\n"
 "  --help          show this help\n"
 "\n"
@@ -69,13 +72,14 @@ static void usage(FILE *f)
 
 static void parse_args(int argc, char **argv)
 {
-	enum { O_DEV = 256, O_CQS, O_CQE, O_QPS, O_MR, O_HOLD };
+	enum { O_DEV = 256, O_CQS, O_CQE, O_QPS, O_MR, O_AHS, O_HOLD };
 	static const struct option lopts[] = {
 		{ "dev", required_argument, NULL, O_DEV },
 		{ "cqs", required_argument, NULL, O_CQS },
 		{ "cqe", required_argument, NULL, O_CQE },
 		{ "qps", required_argument, NULL, O_QPS },
 		{ "mr", required_argument, NULL, O_MR },
+		{ "ahs", required_argument, NULL, O_AHS },
 		{ "hold", no_argument, NULL, O_HOLD },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
@@ -100,6 +104,9 @@ static void parse_args(int argc, char **argv)
 		case O_MR:
 			opt.mr = opt_u64("--mr", optarg, 1ULL << 40);
 			break;
+		case O_AHS:
+			opt.ahs = opt_int("--ahs", optarg, 1, 1 << 20);
+			break;
 		case O_HOLD:
 			opt.hold = true;
 			break;
@@ -110,9 +117,10 @@ static void parse_args(int argc, char **argv)
 	opt_no_operands(argc, argv);
 	if (!opt.d.name)
 		opt_usage_error("%s is required", "--dev");
-	modes = !!opt.cqs + !!opt.qps + !!opt.mr;
+	modes = !!opt.cqs + !!opt.qps + !!opt.mr + !!opt.ahs;
 	if (modes != 1)
-		opt_usage_error("give exactly one of %s", "--cqs, --qps, --mr");
+		opt_usage_error("give exactly one of %s",
+				"--cqs, --qps, --mr, --ahs");
 }
 
 static long created;
@@ -169,6 +177,25 @@ static int hog_mr(void)
 	return 0;
 }
 
+static int hog_ahs(void)
+{
+	struct ibv_ah_attr attr;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.is_global = 1;
+	attr.grh.dgid = opt.d.gid;
+	attr.grh.sgid_index = (uint8_t)opt.d.gid_idx;
+	attr.grh.hop_limit = 64;
+	attr.port_num = 1;
+	while (created < opt.ahs) {
+		if (!ibv_create_ah(opt.d.pd, &attr))
+			return errno;
+		if (++created % 10000 == 0)
+			printf("ahs %ld\n", created);
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct ibv_device **list;
@@ -188,7 +215,8 @@ int main(int argc, char **argv)
 	if (ret)
 		return ret == VU_EXIT_SKIP ? VU_EXIT_SKIP : 1;
 
-	ret = report(opt.cqs ? hog_cqs() : opt.qps ? hog_qps() : hog_mr());
+	ret = report(opt.cqs ? hog_cqs() : opt.qps ? hog_qps() :
+		     opt.ahs ? hog_ahs() : hog_mr());
 	if (opt.hold) {
 		int sig;
 

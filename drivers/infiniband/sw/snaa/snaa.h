@@ -55,6 +55,11 @@
  */
 #define SNAA_MAX_MSG_SIZE	(1U << 30)
 #define SNAA_MAX_INLINE		256
+/*
+ * Of the SNAA_MAX_* objects of a kind, user space may take all but a
+ * sixteenth (snaa_obj_take()).
+ */
+#define SNAA_KERNEL_RESERVE(max)	((max) / 16)
 /* RDMA READ and atomic requests outstanding per QP, each direction. */
 #define SNAA_MAX_RD_ATOMIC	128
 /*
@@ -731,6 +736,31 @@ static inline struct snaa_srq *to_snaa_srq(struct ib_srq *ibsrq)
 static inline struct snaa_ah *to_snaa_ah(struct ib_ah *ibah)
 {
 	return container_of(ibah, struct snaa_ah, ibah);
+}
+
+/**
+ * snaa_obj_take() - count a new object of a kind the device has @max of
+ * @num: the device's count of that kind
+ * @max: SNAA_MAX_* of that kind
+ * @user: for user space (uverbs), which gets all but
+ *	SNAA_KERNEL_RESERVE(@max) of them
+ *
+ * The reserve is for kernel consumers: the CM's address handles, the
+ * queues of NVMe-oF and NFS over RDMA.  Without it one user who took
+ * every AH (any unprivileged process may, where no rdma cgroup limit
+ * was set) made every rdma_cm connection on the host fail.
+ *
+ * Return: true if counted; false (nothing counted) if none is left.
+ */
+static inline bool snaa_obj_take(atomic_t *num, int max, bool user)
+{
+	int limit = user ? max - SNAA_KERNEL_RESERVE(max) : max;
+
+	if (atomic_inc_return(num) > limit) {
+		atomic_dec(num);
+		return false;
+	}
+	return true;
 }
 
 static inline struct snaa_dev *to_snaa_dev(struct ib_device *ibdev)

@@ -71,7 +71,8 @@ struct snaa_ah_av *snaa_ah_get(struct snaa_dev *sdev, u32 ahn,
  * Context: process context; atomic context for a kernel AH created
  * without RDMA_CREATE_AH_SLEEPABLE.
  * Return: 0; -EINVAL for a path snaa cannot use or a short response
- * buffer; -ENOMEM when out of memory or SNAA_MAX_AH AHs exist.
+ * buffer; -ENOMEM when out of memory or SNAA_MAX_AH AHs exist (for user
+ * space: all but the kernel's reserve, snaa_obj_take()).
  */
 int snaa_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init,
 		   struct ib_udata *udata)
@@ -86,10 +87,11 @@ int snaa_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init,
 
 	if (udata && udata->outlen < sizeof(uresp))
 		return -EINVAL;
-	if (atomic_inc_return(&sdev->num_ah) > SNAA_MAX_AH) {
-		err = -ENOMEM;
-		goto err_count;
-	}
+	/* a user's AH, its route cache (per CPU) included, is its memory */
+	if (udata)
+		gfp |= __GFP_ACCOUNT;
+	if (!snaa_obj_take(&sdev->num_ah, SNAA_MAX_AH, !!udata))
+		return -ENOMEM;
 
 	aav = kzalloc(sizeof(*aav), gfp);
 	if (!aav) {

@@ -31,10 +31,8 @@ int snaa_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 		return -EINVAL;
 	if (udata && udata->outlen < sizeof(uresp))
 		return -EINVAL;
-	if (atomic_inc_return(&sdev->num_cq) > SNAA_MAX_CQ) {
-		err = -ENOMEM;
-		goto err_count;
-	}
+	if (!snaa_obj_take(&sdev->num_cq, SNAA_MAX_CQ, !!udata))
+		return -ENOMEM;
 
 	spin_lock_init(&cq->lock);
 	cq->user = !!udata;

@@ -29,10 +29,8 @@ int snaa_alloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
 {
 	struct snaa_dev *sdev = to_snaa_dev(ibpd->device);
 
-	if (atomic_inc_return(&sdev->num_pd) > SNAA_MAX_PD) {
-		atomic_dec(&sdev->num_pd);
+	if (!snaa_obj_take(&sdev->num_pd, SNAA_MAX_PD, !!udata))
 		return -ENOMEM;
-	}
 	return 0;
 }
 
@@ -59,7 +57,8 @@ int snaa_mr_access_valid(int access)
 	return 0;
 }
 
-static struct snaa_mr *snaa_mr_alloc(struct snaa_dev *sdev, int access)
+static struct snaa_mr *snaa_mr_alloc(struct snaa_dev *sdev, int access,
+				     bool user)
 {
 	struct snaa_mr *mr;
 	int err;
@@ -69,10 +68,8 @@ static struct snaa_mr *snaa_mr_alloc(struct snaa_dev *sdev, int access)
 	err = snaa_mr_access_valid(access);
 	if (err)
 		return ERR_PTR(err);
-	if (atomic_inc_return(&sdev->num_mr) > SNAA_MAX_MR) {
-		atomic_dec(&sdev->num_mr);
+	if (!snaa_obj_take(&sdev->num_mr, SNAA_MAX_MR, user))
 		return ERR_PTR(-ENOMEM);
-	}
 	mr = kzalloc(sizeof(*mr), GFP_KERNEL_ACCOUNT);
 	if (!mr) {
 		atomic_dec(&sdev->num_mr);
@@ -136,7 +133,7 @@ struct ib_mr *snaa_get_dma_mr(struct ib_pd *ibpd, int access)
 	struct snaa_mr *mr;
 	int err;
 
-	mr = snaa_mr_alloc(to_snaa_dev(ibpd->device), access);
+	mr = snaa_mr_alloc(to_snaa_dev(ibpd->device), access, false);
 	if (IS_ERR(mr))
 		return ERR_CAST(mr);
 	mr->dma = true;
@@ -161,7 +158,7 @@ struct ib_mr *snaa_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 	if (!length || length > SNAA_MAX_MR_SIZE || iova + length < iova)
 		return ERR_PTR(-EINVAL);
 
-	mr = snaa_mr_alloc(sdev, access);
+	mr = snaa_mr_alloc(sdev, access, true);
 	if (IS_ERR(mr))
 		return ERR_CAST(mr);
 
@@ -214,7 +211,7 @@ struct ib_mr *snaa_alloc_mr(struct ib_pd *ibpd, enum ib_mr_type type,
 		return ERR_PTR(-EOPNOTSUPP);
 	if (!max_num_sg || max_num_sg > SNAA_MAX_FR_PAGES)
 		return ERR_PTR(-EINVAL);
-	mr = snaa_mr_alloc(to_snaa_dev(ibpd->device), 0);
+	mr = snaa_mr_alloc(to_snaa_dev(ibpd->device), 0, false);
 	if (IS_ERR(mr))
 		return ERR_CAST(mr);
 	mr->fr = true;

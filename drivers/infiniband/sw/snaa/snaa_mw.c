@@ -28,10 +28,8 @@ int snaa_alloc_mw(struct ib_mw *ibmw, struct ib_udata *udata)
 
 	if (ibmw->type != IB_MW_TYPE_1 && ibmw->type != IB_MW_TYPE_2)
 		return -EINVAL;
-	if (atomic_inc_return(&sdev->num_mw) > SNAA_MAX_MW) {
-		atomic_dec(&sdev->num_mw);
+	if (!snaa_obj_take(&sdev->num_mw, SNAA_MAX_MW, true))
 		return -ENOMEM;
-	}
 	mw = kzalloc(sizeof(*mw), GFP_KERNEL_ACCOUNT);
 	if (!mw) {
 		atomic_dec(&sdev->num_mw);

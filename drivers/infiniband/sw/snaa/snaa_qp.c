@@ -215,10 +215,8 @@ int snaa_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	if ((ureq.flags & SNAA_QP_F_WCUBUF) &&
 	    resp_len < offsetofend(typeof(uresp), wcubuf_rkey))
 		return -EINVAL;
-	if (atomic_inc_return(&sdev->num_qp) > SNAA_MAX_QP) {
-		err = -ENOMEM;
-		goto err_count;
-	}
+	if (!snaa_obj_take(&sdev->num_qp, SNAA_MAX_QP, !!udata))
+		return -ENOMEM;
 
 	qp->qref = kzalloc(sizeof(*qp->qref), GFP_KERNEL_ACCOUNT);
 	if (!qp->qref) {

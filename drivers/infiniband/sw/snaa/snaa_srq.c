@@ -33,10 +33,8 @@ int snaa_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 		return -EINVAL;
 	if (udata && udata->outlen < sizeof(uresp))
 		return -EINVAL;
-	if (atomic_inc_return(&sdev->num_srq) > SNAA_MAX_SRQ) {
-		err = -ENOMEM;
-		goto err_count;
-	}
+	if (!snaa_obj_take(&sdev->num_srq, SNAA_MAX_SRQ, !!udata))
+		return -ENOMEM;
 	spin_lock_init(&srq->lock);
 	srq->sdev = sdev;
 	srq->user = !!udata;
