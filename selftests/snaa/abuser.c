@@ -50,7 +50,12 @@
  *            and invalid WRs), ring raw doorbells, scribble on the ring
  *            headers, poll, modify and resize (raw, concurrently) on the
  *            same few QPs and CQs, while another thread moves them
- *            through ERR/RESET and destroys them (raw commands)
+ *            through ERR/RESET and destroys them (raw commands); every
+ *            other storm is one of memory windows (abuser_mw.c): threads
+ *            post unsignaled BIND_MW/LOCAL_INV pairs without a pause on
+ *            a loopback RC pair while another deallocates the windows
+ *            under the binds and moves the QPs; afterwards the MR must
+ *            deregister
  *  foreign   with --victim-info (written by abuse_victim): SENDs gathered
  *            from, receives scattered into and WRITEs aimed at the
  *            victim's canary with the victim's keys, from its own QPs,
@@ -266,7 +271,8 @@ uint32_t pick_u32(const uint32_t *v, size_t n)
 
 atomic_ulong st_calls, st_ok, st_err, st_bad, st_mustfail,
 	st_mustfail_bad, st_cqes, st_cqe_bad, st_cqe_unchecked, st_ring_writes,
-	st_doorbells, st_slow, st_storms, st_ctx_closed, st_killed;
+	st_doorbells, st_slow, st_storms, st_ctx_closed, st_killed,
+	st_mw_storms, st_mw_pairs;
 atomic_ulong st_errno[ERRNO_MAX + 2];
 pthread_mutex_t out_lock = PTHREAD_MUTEX_INITIALIZER;
 double slowest;
@@ -759,7 +765,10 @@ int main(int argc, char **argv)
 		    end - vu_now() > 2 * opt.storm_secs + 2) {
 			int ci = live_ctx();
 
-			if (ci >= 0)
+			/* every other one a memory window storm */
+			if (ci >= 0 && (it / opt.storm_every) % 2)
+				act_mw_storm(&ctxs[ci]);
+			else if (ci >= 0)
 				act_storm(&ctxs[ci]);
 		}
 		step();
@@ -806,6 +815,9 @@ int main(int argc, char **argv)
 	       atomic_load(&st_mustfail_bad));
 	print_errnos();
 	print_per_name();
+	printf("# memory window storms %lu: %lu BIND_MW/LOCAL_INV pairs "
+	       "posted\n", atomic_load(&st_mw_storms),
+	       atomic_load(&st_mw_pairs));
 	printf("# ring writes %lu, raw doorbells %lu, storms %lu, contexts "
 	       "closed alive %lu, objects killed by raw commands %lu\n",
 	       atomic_load(&st_ring_writes), atomic_load(&st_doorbells),

@@ -181,7 +181,8 @@ extern struct thr thr_slot[NTHREADS_MAX];
 extern _Thread_local struct thr *me;
 extern atomic_ulong st_calls, st_ok, st_err, st_bad, st_mustfail,
 	st_mustfail_bad, st_cqes, st_cqe_bad, st_cqe_unchecked, st_ring_writes,
-	st_doorbells, st_slow, st_storms, st_ctx_closed, st_killed;
+	st_doorbells, st_slow, st_storms, st_ctx_closed, st_killed,
+	st_mw_storms, st_mw_pairs;
 extern atomic_ulong st_errno[ERRNO_MAX + 2];
 extern pthread_mutex_t out_lock;
 extern double slowest;
@@ -299,6 +300,8 @@ void act_mmap(struct actx *c);
 
 /* abuser_probe.c */
 void act_storm(struct actx *c);
+/* abuser_mw.c */
+void act_mw_storm(struct actx *c);
 int read_victim_info(const char *path);
 bool foreign_probe(void);
 bool flush_chase(double secs, struct chase_result *res);

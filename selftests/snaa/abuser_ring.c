@@ -852,6 +852,23 @@ void act_mmap(struct actx *c)
 		outcome(what, errno, must_fail);
 		return;
 	}
+	if (v == 0) {
+		/*
+		 * The wrong size fits: then the ring we knew is gone (a
+		 * resize or destroy behind the provider's back) and its key
+		 * went to a ring of that size.  That one takes no other
+		 * size, ours included; a key that took both would be a bug.
+		 */
+		void *q = mmap(NULL, r->entry_len, prot, flags,
+			       c->ctx->cmd_fd, (off_t)key);
+
+		if (q == MAP_FAILED) {
+			munmap(p, len);
+			outcome("mmap(ring, wrong size: key reused)", 0, false);
+			return;
+		}
+		munmap(q, r->entry_len);
+	}
 	outcome(what, 0, must_fail);
 	a = alias_slot(c);
 	if (v == 0 || v == 1 || v == 2 || a < 0) {
