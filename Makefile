@@ -26,6 +26,9 @@
 #                   next to ib_write_bw -c UC on the same path
 #   make fuzz       libFuzzer on the wire-format code, FUZZ_SECONDS (60) per
 #                   target (tests/fuzz/; make check runs a short fixed run)
+#   make soak       the abuser, the packet fuzzer and RC/UC/UD traffic over
+#                   netem together on the debug kernel for SOAK_MINUTES (30),
+#                   lockup and hung task detectors armed; not in make check
 #
 # KVER selects the Debian kernel to build for and to boot in the VM
 # (default: the oldest installed *-amd64 kernel that has headers, i.e.
@@ -47,7 +50,7 @@ export SNAA_KVER := $(KVER)
 .PHONY: all modules provider unit selftests ktest install modules_install \
 	naaice wcubuf dkms-install check check-deps check-host check-vm \
 	check-compat check-debug demo demo-naaice demo-wcubuf deps \
-	style sparse clean help bench bench-naaice bench-wcubuf fuzz
+	style sparse clean help bench bench-naaice bench-wcubuf fuzz soak
 
 all: modules provider unit selftests ktest naaice wcubuf
 
@@ -127,6 +130,11 @@ check-compat: all
 # /var/cache/snaa; scripts/debug-kernel.sh).
 check-debug: all
 	sh scripts/check.sh debug
+
+# selftests/snaa/soak.sh on the debug kernel for SOAK_MINUTES.
+SOAK_MINUTES ?= 30
+soak: all
+	SNAA_SOAK_SECONDS=$$(($(SOAK_MINUTES) * 60)) sh scripts/check.sh soak
 
 # bench.sh builds what it measures itself (and still measures rxe and the
 # UDP ceiling if the snaa build fails).

@@ -242,7 +242,9 @@ if [ "$what" = compat ] || [ "$what" = all ]; then
 	done
 fi
 
-if [ "$what" = debug ] || [ "$what" = all ]; then
+# "soak": selftests/snaa/soak.sh on the debug kernel for
+# $SNAA_SOAK_SECONDS (make soak; never part of "all").
+if [ "$what" = debug ] || [ "$what" = all ] || [ "$what" = soak ]; then
 	# Builds the kernel the first time on a machine (minutes), then
 	# reuses it from the cache; with "all" that build started first.
 	if [ -n "$dk_pid" ]; then
@@ -265,13 +267,22 @@ if [ "$what" = debug ] || [ "$what" = all ]; then
 			calibrate
 			dk_scale=$(awk -v f="$SNAA_TIME_SCALE" \
 				'BEGIN { print f * 3 }')
-			# shellcheck disable=SC2086 # a list of test names
-			suite "vm-debug" env SNAA_TIME_SCALE="$dk_scale" \
-				SNAA_TEARDOWN_REPEAT=1 SNAA_LIMITS_AH=0 \
-				SNAA_TEARDOWN_QPS=2000 SNAA_RC_QUICK=1 \
-				selftests/vm/run --kernel "$dk" \
-				--timeout "$(vm_timeout $SNAA_DEBUG_TESTS)" -- \
-				sh selftests/snaa/run_tests.sh $SNAA_DEBUG_TESTS
+			if [ "$what" = soak ]; then
+				sk=${SNAA_SOAK_SECONDS:-1800}
+				suite "vm-soak" env SNAA_TIME_SCALE="$dk_scale" \
+					SNAA_SOAK_SECONDS="$sk" \
+					selftests/vm/run --kernel "$dk" \
+					--timeout $((sk + 900)) -- \
+					sh selftests/snaa/soak.sh
+			else
+				# shellcheck disable=SC2086 # a list of test names
+				suite "vm-debug" env SNAA_TIME_SCALE="$dk_scale" \
+					SNAA_TEARDOWN_REPEAT=1 SNAA_LIMITS_AH=0 \
+					SNAA_TEARDOWN_QPS=2000 SNAA_RC_QUICK=1 \
+					selftests/vm/run --kernel "$dk" \
+					--timeout "$(vm_timeout $SNAA_DEBUG_TESTS)" -- \
+					sh selftests/snaa/run_tests.sh $SNAA_DEBUG_TESTS
+			fi
 		else
 			cat "$log.out"
 			echo "not ok - debug: building snaa.ko for $dk failed"
