@@ -299,6 +299,8 @@ void act_raw_cmd(struct actx *c);
 void act_mmap(struct actx *c);
 
 /* abuser_probe.c */
+int connect_loopback(struct actx *c, struct ibv_qp *qp, uint32_t peer_qpn,
+		     const char *const names[4]);
 void act_storm(struct actx *c);
 /* abuser_mw.c */
 void act_mw_storm(struct actx *c);

@@ -38,28 +38,12 @@ struct mws_arg {
 
 static int mws_connect(struct mws *s, int i)
 {
-	struct ibv_qp *qp = s->qp[i];
-	struct ibv_qp_attr a;
-	double t0;
-	int ret;
+	static const char *const names[4] = {
+		"mw storm ibv_modify_qp(RESET)", "mw storm ibv_modify_qp(INIT)",
+		"mw storm ibv_modify_qp(RTR)", "mw storm ibv_modify_qp(RTS)",
+	};
 
-	memset(&a, 0, sizeof(a));
-	t0 = call_begin("mw storm ibv_modify_qp(RESET)");
-	ret = chk("mw storm ibv_modify_qp(RESET)", t0,
-		  ibv_modify_qp(qp, &a, IBV_QP_STATE), false);
-	t0 = call_begin("mw storm ibv_modify_qp(INIT)");
-	ret = ret ? ret : chk("mw storm ibv_modify_qp(INIT)", t0,
-			      vu_qp_init(qp, IBV_ACCESS_LOCAL_WRITE |
-					 IBV_ACCESS_REMOTE_WRITE), false);
-	t0 = call_begin("mw storm ibv_modify_qp(RTR)");
-	ret = ret ? ret : chk("mw storm ibv_modify_qp(RTR)", t0,
-			      vu_qp_rtr(qp, devs[s->c->dev].vd.gid_idx,
-					&devs[s->c->dev].vd.gid,
-					s->qp[i ^ 1]->qp_num, IBV_MTU_1024,
-					0), false);
-	t0 = call_begin("mw storm ibv_modify_qp(RTS)");
-	return ret ? ret : chk("mw storm ibv_modify_qp(RTS)", t0,
-			       vu_qp_rts(qp, 0), false);
+	return connect_loopback(s->c, s->qp[i], s->qp[i ^ 1]->qp_num, names);
 }
 
 /* A BIND_MW of window @w and a LOCAL_INV of its new R_Key, unsignaled. */

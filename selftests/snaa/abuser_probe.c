@@ -26,29 +26,51 @@ struct storm_arg {
 	struct thr *t;
 };
 
-static void storm_connect(struct storm *st, int i)
+/**
+ * connect_loopback() - RESET -> RTS, connected to @peer_qpn on the device
+ *	of @c itself
+ * @c: the context
+ * @qp: an RC or UC QP of @c
+ * @peer_qpn: the QP it sends to (one of @c's)
+ * @names: the four calls' names for the statistics (static strings:
+ *	RESET, INIT, RTR, RTS)
+ *
+ * Return: 0, or the errno of the first of INIT, RTR, RTS that failed
+ * (a failed RESET, of a QP in any state, does not stop it).
+ */
+int connect_loopback(struct actx *c, struct ibv_qp *qp, uint32_t peer_qpn,
+		     const char *const names[4])
 {
-	struct actx *c = st->c;
-	struct ibv_qp *qp = st->q[i].qp, *peer = st->q[i ^ 1].qp;
 	struct ibv_qp_attr a;
 	double t0;
+	int ret;
 
-	t0 = call_begin("storm ibv_modify_qp(RESET)");
+	t0 = call_begin(names[0]);
 	memset(&a, 0, sizeof(a));
-	chk("storm ibv_modify_qp(RESET)", t0,
-	    ibv_modify_qp(qp, &a, IBV_QP_STATE), false);
-	t0 = call_begin("storm ibv_modify_qp(INIT)");
-	if (chk("storm ibv_modify_qp(INIT)", t0,
-		vu_qp_init(qp, IBV_ACCESS_LOCAL_WRITE |
-			   IBV_ACCESS_REMOTE_WRITE), false))
-		return;
-	t0 = call_begin("storm ibv_modify_qp(RTR)");
-	if (chk("storm ibv_modify_qp(RTR)", t0,
-		vu_qp_rtr(qp, devs[c->dev].vd.gid_idx, &devs[c->dev].vd.gid,
-			  peer->qp_num, IBV_MTU_1024, 0), false))
-		return;
-	t0 = call_begin("storm ibv_modify_qp(RTS)");
-	chk("storm ibv_modify_qp(RTS)", t0, vu_qp_rts(qp, 0), false);
+	chk(names[0], t0, ibv_modify_qp(qp, &a, IBV_QP_STATE), false);
+	t0 = call_begin(names[1]);
+	ret = chk(names[1], t0, vu_qp_init(qp, IBV_ACCESS_LOCAL_WRITE |
+					   IBV_ACCESS_REMOTE_WRITE), false);
+	if (ret)
+		return ret;
+	t0 = call_begin(names[2]);
+	ret = chk(names[2], t0,
+		  vu_qp_rtr(qp, devs[c->dev].vd.gid_idx, &devs[c->dev].vd.gid,
+			    peer_qpn, IBV_MTU_1024, 0), false);
+	if (ret)
+		return ret;
+	t0 = call_begin(names[3]);
+	return chk(names[3], t0, vu_qp_rts(qp, 0), false);
+}
+
+static void storm_connect(struct storm *st, int i)
+{
+	static const char *const names[4] = {
+		"storm ibv_modify_qp(RESET)", "storm ibv_modify_qp(INIT)",
+		"storm ibv_modify_qp(RTR)", "storm ibv_modify_qp(RTS)",
+	};
+
+	connect_loopback(st->c, st->q[i].qp, st->q[i ^ 1].qp->qp_num, names);
 }
 
 static void *storm_worker(void *arg)

@@ -1482,22 +1482,11 @@ static void case_stream(void)
 /* Arm @d's transmit fault injection: send @skip packets, lose @drop. */
 static bool fault_arm(const struct vu_dev *d, int skip, int drop)
 {
-	static const char *const file[] = { "tx_fault_skip", "tx_fault_drop" };
-	int val[] = { skip, drop }, i;
-	char path[256];
-	FILE *f;
+	char dir[256];
 
-	for (i = 0; i < 2; i++) {
-		snprintf(path, sizeof(path), "/sys/kernel/debug/snaa/%s/%s",
-			 d->name, file[i]);
-		f = fopen(path, "w");
-		if (!f || fprintf(f, "%d\n", val[i]) < 0 || fclose(f)) {
-			vu_diag("cannot write %d to %s: %s", val[i], path,
-				strerror(errno));
-			return false;
-		}
-	}
-	return true;
+	snprintf(dir, sizeof(dir), VU_SNAA_DEBUGFS "/%s", d->name);
+	return vu_write_file(dir, "tx_fault_skip", "%d\n", skip) &&
+	       vu_write_file(dir, "tx_fault_drop", "%d\n", drop);
 }
 
 enum { LC_A_RETRANS, LC_A_TIMEOUTS, LC_A_NAKS_RCVD, LC_A_FAULTS,

@@ -3070,17 +3070,10 @@ static void *modrace_modify(void *p)
 /* Write @ms to @d's debugfs modify_qp_delay_ms. */
 static bool modify_delay(const struct vu_dev *d, int ms)
 {
-	char path[256];
-	FILE *f;
+	char dir[256];
 
-	snprintf(path, sizeof(path),
-		 "/sys/kernel/debug/snaa/%s/modify_qp_delay_ms", d->name);
-	f = fopen(path, "w");
-	if (!f || fprintf(f, "%d\n", ms) < 0 || fclose(f)) {
-		vu_diag("cannot write %d to %s: %s", ms, path, strerror(errno));
-		return false;
-	}
-	return true;
+	snprintf(dir, sizeof(dir), VU_SNAA_DEBUGFS "/%s", d->name);
+	return vu_write_file(dir, "modify_qp_delay_ms", "%d\n", ms);
 }
 
 static void hardening_modify_race(struct vu_dev *da, struct vu_dev *db)
@@ -3134,9 +3127,9 @@ static void hardening_modify_race(struct vu_dev *da, struct vu_dev *db)
 
 /*
  * max_msg_sz is 1 GiB: a READ (or WRITE) of 1 GiB + 1 byte completes
- * with LOC_LEN_ERR, whatever the path MTU: at 256,
- * where a READ that long would take half the PSN space.  (The SGE is
- * longer than its MR too: the length is what is checked first.)
+ * with LOC_LEN_ERR and A goes to ERR, whatever the path MTU (at 256 a
+ * READ that long would take half the PSN space).  The SGE is longer
+ * than its MR too: the length is what is checked first.
  */
 static void hardening_msg_size(struct vu_dev *da, struct vu_dev *db)
 {
@@ -3180,6 +3173,8 @@ static void hardening_msg_size(struct vu_dev *da, struct vu_dev *db)
 		     vu_poll_cq(a.scq, &wc, 1, vu_now() + CQE_TIMEOUT) == 1 &&
 		     check_wc(ops[i].name, &wc, wr.wr_id, IBV_WC_LOC_LEN_ERR,
 			      -1, a.qp->qp_num, -1) &&
+		     eq_state("A after the error", vu_qp_state(a.qp),
+			      IBV_QPS_ERR) &&
 		     mw_reset(&a, &b, false);
 	}
 	vu_report(ok, "hardening: max_msg_sz 1 GiB; an RDMA READ and an RDMA "

@@ -534,6 +534,29 @@ long long vu_read_counter(const char *dev, const char *name)
 	return v;
 }
 
+bool vu_write_file(const char *dir, const char *name, const char *fmt, ...)
+{
+	char path[512];
+	va_list ap;
+	FILE *f;
+	int ret;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	f = fopen(path, "w");
+	if (!f) {
+		vu_diag("cannot open %s: %s", path, strerror(errno));
+		return false;
+	}
+	va_start(ap, fmt);
+	ret = vfprintf(f, fmt, ap);
+	va_end(ap);
+	if (fclose(f) || ret < 0) {
+		vu_diag("cannot write to %s: %s", path, strerror(errno));
+		return false;
+	}
+	return true;
+}
+
 /* ---- buffers ------------------------------------------------------------ */
 
 int vu_buf_alloc(struct vu_buf *b, struct ibv_pd *pd, size_t len, int access,

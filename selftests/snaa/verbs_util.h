@@ -213,6 +213,16 @@ int vu_mtu_bytes(enum ibv_mtu mtu);
  */
 long long vu_read_counter(const char *dev, const char *name);
 
+/* snaa's per-device debugfs directory (fault injection, counters.rst). */
+#define VU_SNAA_DEBUGFS	"/sys/kernel/debug/snaa"
+
+/*
+ * Write printf(@fmt, ...) to the file @dir/@name (a debugfs or sysfs
+ * knob); false and a diagnostic if that fails.
+ */
+bool vu_write_file(const char *dir, const char *name, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
 /* ---- buffers ------------------------------------------------------------ */
 
 /* A page-aligned buffer and its MR. */

@@ -649,20 +649,6 @@ static void case_errors(struct emu *e, struct worker *w)
 	vu_report(ok, "after the errors: a short good frame is ACKed, delivered alone with its length");
 }
 
-static bool write_file(const char *dir, const char *name, const char *val)
-{
-	char path[512];
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	f = fopen(path, "w");
-	if (!f || fputs(val, f) < 0 || fclose(f)) {
-		vu_diag("writing %s: %s", path, strerror(errno));
-		return false;
-	}
-	return true;
-}
-
 static void case_faults(struct emu *e, struct worker *w)
 {
 	const uint32_t inj = EV(PARITY) | EV(ECC_CORR) | EV(ECC_UNCORR);
@@ -674,8 +660,8 @@ static void case_faults(struct emu *e, struct worker *w)
 		vu_report(true, "fault injection # SKIP no --debugfs");
 		return;
 	}
-	ok = write_file(opt.debugfs, "wcubuf_fault_events", "0xc02") &&
-	     write_file(opt.debugfs, "wcubuf_fault_next", "2");
+	ok = vu_write_file(opt.debugfs, "wcubuf_fault_events", "0xc02") &&
+	     vu_write_file(opt.debugfs, "wcubuf_fault_next", "2");
 	for (i = 0; i < 2 && ok; i++)
 		ok = !send_frame(w, va, opt.frame, e->rkey, 0) &&
 		     expect(w, SNAADV_WCUBUF_NACK, inj, va);
@@ -684,15 +670,15 @@ static void case_faults(struct emu *e, struct worker *w)
 	vu_report(ok, "fault injection \"next 2 frames\": parity + ECC NACKs, then the retransmission is ACKed");
 
 	va = w->next_va;
-	ok = write_file(opt.debugfs, "wcubuf_fault_events", "0x2") &&
-	     write_file(opt.debugfs, "wcubuf_fault_every", "3") &&
+	ok = vu_write_file(opt.debugfs, "wcubuf_fault_events", "0x2") &&
+	     vu_write_file(opt.debugfs, "wcubuf_fault_every", "3") &&
 	     good_frame(w, e, opt.frame) && good_frame(w, e, opt.frame) &&
 	     !send_frame(w, w->next_va, opt.frame, e->rkey, 0) &&
 	     expect(w, SNAADV_WCUBUF_NACK, EV(PARITY), w->next_va) &&
 	     good_frame(w, e, opt.frame) &&
 	     check_ring(e, 3, va, opt.frame, true);
-	write_file(opt.debugfs, "wcubuf_fault_every", "0");
-	write_file(opt.debugfs, "wcubuf_fault_events", "0");
+	vu_write_file(opt.debugfs, "wcubuf_fault_every", "0");
+	vu_write_file(opt.debugfs, "wcubuf_fault_events", "0");
 	vu_report(ok, "fault injection \"one in 3\": the third frame is NACKed parity");
 }
 

@@ -714,27 +714,26 @@ int snaa_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	spin_lock(&qp->state_lock);
 	if (qp->state != cur && (new == IB_QPS_RESET || new == IB_QPS_ERR))
 		cur = qp->state;
-	if (qp->state != cur) {
-		spin_unlock(&qp->state_lock);
-		spin_unlock(&qp->sq_lock);
-		spin_unlock_bh(&qp->rq_lock);
-		snaa_dbg(sdev, "QP %u: went to %s during modify_qp from %s\n",
-			 ibqp->qp_num, snaa_qp_state_name[READ_ONCE(qp->state)],
-			 snaa_qp_state_name[cur]);
-		snaa_av_release(&av);
+	if (qp->state == cur) {
+		if (mask & IB_QP_AV)
+			swap(qp->av, av);
+		qp->dest_qpn = dest_qpn;
+		snaa_modify_qp_apply(qp, attr, mask);
+		WRITE_ONCE(qp->state, new);
+	} else {
 		err = -EINVAL;
-		goto out;
 	}
-	if (mask & IB_QP_AV)
-		swap(qp->av, av);
-	qp->dest_qpn = dest_qpn;
-	snaa_modify_qp_apply(qp, attr, mask);
-	WRITE_ONCE(qp->state, new);
 	spin_unlock(&qp->state_lock);
 	spin_unlock(&qp->sq_lock);
 	spin_unlock_bh(&qp->rq_lock);
-	/* The old path, if it was replaced. */
+	/* The old path if it was replaced, else the unused new one. */
 	snaa_av_release(&av);
+	if (err) {
+		snaa_dbg(sdev, "QP %u: went to %s during modify_qp from %s\n",
+			 ibqp->qp_num, snaa_qp_state_name[READ_ONCE(qp->state)],
+			 snaa_qp_state_name[cur]);
+		goto out;
+	}
 	if (mask & IB_QP_AV)
 		rdma_replace_ah_attr(&qp->ah_attr, &attr->ah_attr);
 
