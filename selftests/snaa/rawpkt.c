@@ -3,14 +3,15 @@
  * rawpkt: send hand-crafted RoCEv2 frames (Ethernet / IPv4 / UDP 4791 /
  * BTH / extension headers / payload / pad / ICRC) over an AF_PACKET
  * socket, optionally broken on purpose.  The headers come from the
- * driver's own codecs (snaa_hdr.h) and the ICRC from the portable CRC-32
+ * driver's own codecs (snaa_wire.c) and the ICRC from the portable CRC-32
  * of the host unit tests, so a frame built without mutations is exactly
  * what a correct RoCEv2 sender puts on the wire.
  *
  * Used by malformed.sh: the sender side needs no RDMA device at all.
  *
- * Build: make -C selftests/snaa rawpkt (rawpkt.c and opt_util.c, with
- * -I drivers/infiniband/sw/snaa -I tests/unit for the headers).
+ * Build: make -C selftests/snaa rawpkt (rawpkt.c, opt_util.c and the
+ * driver's snaa_wire.c, with -I drivers/infiniband/sw/snaa -I tests/unit
+ * for the headers).
  *
  * Order of construction, which defines what each mutation means:
  *   1. BTH (--opcode --qpn --psn --pkey --se --ackreq --tver, pad count
@@ -51,7 +52,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "snaa_hdr.h"
+#include "snaa_wire.h"
 #include "crc32_le.h"
 #include "opt_util.h"
 

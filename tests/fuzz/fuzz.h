@@ -29,7 +29,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 		}							\
 	} while (0)
 
-/* Big-endian reads of the fuzzer's own, independent of snaa_hdr.h. */
+/* Big-endian reads of the fuzzer's own, independent of snaa_wire.h. */
 static inline uint32_t fz_be(const uint8_t *p, unsigned int bytes)
 {
 	uint32_t v = 0;

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * libFuzzer target: the arithmetic of snaa_hdr.h, whose domains are too
+ * libFuzzer target: the arithmetic of snaa_wire.[ch], whose domains are too
  * large for the unit tests' sweeps - PSNs (2^48 pairs), MTUs from any
  * netdev MTU, message lengths - plus the small codecs that sit next to
  * it.  Input: up to 32 bytes, read as fields (missing bytes are 0):
@@ -35,7 +35,7 @@
  */
 #include <string.h>
 
-#include "snaa_hdr.h"
+#include "snaa_wire.h"
 #include "fuzz.h"
 
 static int32_t sign24(uint32_t v)

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * libFuzzer target: the ICRC helpers of snaa_hdr.h (snaa_icrc_pseudo_hdr,
+ * libFuzzer target: the ICRC helpers of snaa_wire.c (snaa_icrc_pseudo_hdr,
  * _begin, _compute, _finish, _put, _get, _verify) with the portable CRC
  * of tests/unit/crc32_le.h, over IPv4 and IPv6 packets.
  *
@@ -40,7 +40,7 @@
  */
 #include <string.h>
 
-#include "snaa_hdr.h"
+#include "snaa_wire.h"
 #include "crc32_le.h"
 #include "fuzz.h"
 

@@ -42,7 +42,7 @@
  */
 #include <string.h>
 
-#include "snaa_hdr.h"
+#include "snaa_wire.h"
 #include "fuzz.h"
 
 /* ------------------------------------------------------------------ */

@@ -24,7 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "snaa_hdr.h"
+#include "snaa_wire.h"
 
 #define ICRC_IN_HDR	7	/* fuzz_icrc's control bytes */
 

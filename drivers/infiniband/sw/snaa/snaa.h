@@ -21,7 +21,7 @@
 
 #include "compat.h"
 #include "snaa_doorbell.h"
-#include "snaa_hdr.h"
+#include "snaa_wire.h"
 #include "snaa_table.h"
 
 #define SNAA_DRV_NAME		"snaa"

@@ -69,7 +69,7 @@ static unsigned int snaa_net_id __read_mostly;
 static DEFINE_MUTEX(snaa_net_lock);
 static LIST_HEAD(snaa_net_active);
 
-/* The CRC routine snaa_hdr.h wants: reflected CRC-32, no inversions. */
+/* The CRC routine snaa_wire.c wants: reflected CRC-32, no inversions. */
 static u32 snaa_crc32(u32 seed, const void *p, size_t len)
 {
 	return crc32_le(seed, p, len);

@@ -87,7 +87,7 @@ struct snaa_wcubuf {
 
 static u32 snaa_wcu_slot_add(const struct snaa_wcubuf *w, u32 slot, u64 n)
 {
-	return snaa_wcu_mod(slot + n, w->nslots);
+	return snaa_mod_u32(slot + n, w->nslots);
 }
 
 /**
@@ -357,7 +357,7 @@ static void snaa_wcu_update_rp(struct snaa_wcubuf *w)
 {
 	u64 rp = READ_ONCE(w->ctrl->rp), adv = rp - w->rp, n;
 
-	if (!adv || adv > w->dp - w->rp || snaa_wcu_mod(adv, w->frame_size))
+	if (!adv || adv > w->dp - w->rp || snaa_mod_u32(adv, w->frame_size))
 		return;
 	for (n = div_u64(adv, w->frame_size); n; n--) {
 		clear_bit(w->rp_slot, w->done);

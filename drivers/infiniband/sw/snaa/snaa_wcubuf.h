@@ -20,26 +20,12 @@
 #ifndef _SNAA_WCUBUF_H
 #define _SNAA_WCUBUF_H
 
-#include <linux/types.h>
+#include "snaa_wire.h"
 #ifdef __KERNEL__
-#include <linux/math64.h>
 #include <uapi/rdma/snaa-abi.h>
 #else
 #include <rdma/snaa-abi.h>
 #endif
-
-/* @a mod @b, also where the CPU has no 64-bit division */
-static inline __u32 snaa_wcu_mod(__u64 a, __u32 b)
-{
-#ifdef __KERNEL__
-	__u32 rem;
-
-	div_u64_rem(a, b, &rem);
-	return rem;
-#else
-	return (__u32)(a % b);
-#endif
-}
 
 #define SNAA_WCU_EV(bit)	(1U << SNAA_WCUBUF_EV_##bit)
 /* Events the receive path detects; the others come from fault injection. */
@@ -56,7 +42,7 @@ static inline int snaa_wcu_geom_ok(__u64 ring_size, __u32 frame_size,
 	return frame_size && !(frame_size % SNAA_WCU_ALIGN) &&
 	       frame_size <= SNAA_WCUBUF_MAX_FRAME &&
 	       ring_size <= SNAA_WCUBUF_MAX_RING &&
-	       !snaa_wcu_mod(ring_size, frame_size) &&
+	       !snaa_mod_u32(ring_size, frame_size) &&
 	       ring_size >= 2ULL * frame_size &&
 	       ring_size <= (__u64)SNAA_WCUBUF_MAX_SLOTS * frame_size &&
 	       va_base && !(va_base % SNAA_WCU_ALIGN);
@@ -111,11 +97,11 @@ static inline __u32 snaa_wcu_start_events(__u64 rp, __u64 ring_size,
 	*where = snaa_wcu_where(rp, ring_size, frame_size, va);
 	switch (*where) {
 	case SNAA_WCU_IN_WINDOW:
-		if (snaa_wcu_mod(va - rp, frame_size))
+		if (snaa_mod_u32(va - rp, frame_size))
 			ev |= SNAA_WCU_EV(VA);
 		break;
 	case SNAA_WCU_CONSUMED:
-		if (snaa_wcu_mod(rp - va, frame_size))
+		if (snaa_mod_u32(rp - va, frame_size))
 			ev |= SNAA_WCU_EV(VA);
 		break;
 	default:

@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * rxe_wire: capture RoCEv2 frames that rdma_rxe puts on the wire, and
- * check that rdma_rxe accepts frames built with snaa_hdr.h.
+ * check that rdma_rxe accepts frames built with snaa_wire.c.
  *
  * Runs as root in the test VM (see capture.sh): rxe0 sits on veth0 in
  * the initial network namespace; its peer veth1 is in namespace NETNS
  * and has no RDMA device.  This program plays the remote side itself:
  * an AF_PACKET socket on veth1 (opened inside NETNS) sees every frame
- * rxe0 sends and injects the answers, built with snaa_hdr.h.
+ * rxe0 sends and injects the answers, built with snaa_wire.c.
  *
  *   rxe_wire DEV NETNS IFNAME LOCAL_IP PEER_IP OUT.hex
  *
@@ -38,7 +38,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "snaa_hdr.h"
+#include "snaa_wire.h"
 #include "crc32_le.h"
 
 #define MTU		IBV_MTU_256
@@ -256,7 +256,7 @@ static __u16 inet_csum(const __u8 *p, size_t n, __u32 sum)
 
 /*
  * inject() - send BTH..pad (@len bytes at @bth) from the peer to rxe,
- * with an ICRC computed by snaa_hdr.h.  The variant fields (TOS/traffic
+ * with an ICRC computed by snaa_wire.c.  The variant fields (TOS/traffic
  * class, TTL/hop limit, flow label, checksums) get non-default values
  * so that rxe's masking is exercised; @flags: INJ_BAD_ICRC flips one
  * ICRC bit, INJ_NO_UDP_CSUM leaves the UDP checksum 0 as rxe does.

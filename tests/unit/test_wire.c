@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-/* Host unit tests for the pure wire helpers in snaa_hdr.h. */
+/* Host unit tests of the wire-format unit, snaa_wire.c and snaa_wire.h. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "snaa_hdr.h"
+#include "snaa_wire.h"
 #include "ktap.h"
 #include "crc32_le.h"
 
@@ -1648,7 +1648,7 @@ int main(void)
 {
 	struct ktap t;
 
-	ktap_begin(&t, "snaa_hdr");
+	ktap_begin(&t, "snaa_wire");
 	test_mtu(&t);
 	test_byteorder(&t);
 	test_bth(&t);
