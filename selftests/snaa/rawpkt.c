@@ -9,9 +9,9 @@
  *
  * Used by malformed.sh: the sender side needs no RDMA device at all.
  *
- * Build: make -C selftests/snaa rawpkt (rawpkt.c, opt_util.c and the
- * driver's snaa_wire.c, with -I drivers/infiniband/sw/snaa -I tests/unit
- * for the headers).
+ * Build: make -C selftests/snaa rawpkt (rawpkt.c, opt_util.c, the
+ * driver's snaa_wire.c and tests/lib/hexline.c, with
+ * -I drivers/infiniband/sw/snaa -I tests/unit -I tests/lib).
  *
  * Order of construction, which defines what each mutation means:
  *   1. BTH (--opcode --qpn --psn --pkey --se --ackreq --tver, pad count
@@ -54,6 +54,7 @@
 
 #include "snaa_wire.h"
 #include "crc32_le.h"
+#include "hexline.h"
 #include "opt_util.h"
 
 #define ETH_HDR		14
@@ -224,20 +225,9 @@ static int parse_mac(const char *s, uint8_t mac[6])
 	return 0;
 }
 
-static int hexval(int c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 static void parse_payload_hex(const char *s)
 {
-	size_t n = strlen(s), i;
+	size_t n = strlen(s);
 
 	if (n % 2 || n / 2 > MAX_PAYLOAD)
 		opt_usage_error("--payload needs an even number of hex digits "
@@ -247,13 +237,8 @@ static void parse_payload_hex(const char *s)
 		perror("rawpkt: malloc");
 		exit(1);
 	}
-	for (i = 0; i < n / 2; i++) {
-		int h = hexval(s[2 * i]), l = hexval(s[2 * i + 1]);
-
-		if (h < 0 || l < 0)
-			opt_usage_error("bad hex in --payload: %s", s);
-		o.payload_hex[i] = (uint8_t)(h << 4 | l);
-	}
+	if (hex_decode(s, n, o.payload_hex) < 0)
+		opt_usage_error("bad hex in --payload: %s", s);
 	o.payload_len = (uint32_t)(n / 2);
 }
 

@@ -25,21 +25,11 @@
 #include <string.h>
 
 #include "snaa_wire.h"
+#include "hexline.h"
 
 #define ICRC_IN_HDR	7	/* fuzz_icrc's control bytes */
 
 enum mode { M_PARSE, M_ICRC, M_RAW };
-
-static int unhex(int c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
 
 static unsigned int be16(const unsigned char *p)
 {
@@ -151,11 +141,10 @@ static int seeds(enum mode m, const char *dir, const char *name,
 
 static int do_file(enum mode m, const char *dir, const char *path)
 {
-	char *line = NULL, *sp, name[512], stem[256];
+	char name[512], stem[256];
 	const char *base = strrchr(path, '/');
-	unsigned char *b = NULL;
-	size_t cap = 0, n, i;
-	int idx = 0, rc = 0;
+	struct hexline h = { 0 };
+	int idx = 0, rc;
 	FILE *f = fopen(path, "r");
 
 	if (!f) {
@@ -164,45 +153,30 @@ static int do_file(enum mode m, const char *dir, const char *path)
 	}
 	base = base ? base + 1 : path;
 	snprintf(stem, sizeof(stem), "%.*s", (int)strcspn(base, "."), base);
-	while (getline(&line, &cap, f) > 0) {
-		if (line[0] == '#' || line[0] == '\n')
-			continue;
-		sp = strchr(line, ' ');
-		if (!sp || sp == line || strcspn(line, "/") < (size_t)(sp - line))
-			goto bad;
-		*sp++ = 0;
-		n = strspn(sp, "0123456789abcdefABCDEF");
-		if (n % 2 || (sp[n] != '\n' && sp[n] != 0))
-			goto bad;
-		free(b);
-		b = malloc(n / 2 + 1);
-		if (!b)
-			goto bad;
-		for (i = 0; i < n / 2; i++)
-			b[i] = (unsigned char)(unhex(sp[2 * i]) << 4 |
-					       unhex(sp[2 * i + 1]));
+	while ((rc = hexline_read(f, &h)) > 0) {
+		/* the label becomes a file name */
+		if (strchr(h.label, '/')) {
+			rc = -1;
+			break;
+		}
 		if (m == M_RAW) {
-			snprintf(name, sizeof(name), "%s", line);
-			rc = write_file(dir, name, b, n / 2, NULL, 0);
+			snprintf(name, sizeof(name), "%s", h.label);
+			rc = write_file(dir, name, h.data, h.len, NULL, 0);
 		} else {
 			snprintf(name, sizeof(name), "%s-%02d-%s", stem, idx,
-				 line);
-			rc = seeds(m, dir, name, b, n / 2, idx);
+				 h.label);
+			rc = seeds(m, dir, name, h.data, h.len, idx);
 		}
 		if (rc)
-			goto bad;
+			break;
 		idx++;
 	}
-	free(line);
-	free(b);
+	if (rc)
+		fprintf(stderr, "%s: bad input %d (line %lu)\n", path, idx,
+			h.lineno);
+	hexline_free(&h);
 	fclose(f);
-	return 0;
-bad:
-	fprintf(stderr, "%s: bad input %d\n", path, idx);
-	free(line);
-	free(b);
-	fclose(f);
-	return -1;
+	return rc ? -1 : 0;
 }
 
 int main(int argc, char **argv)

@@ -8,6 +8,7 @@
 #include "snaa_wire.h"
 #include "ktap.h"
 #include "crc32_le.h"
+#include "hexline.h"
 
 #ifndef SNAA_VECTOR_DIR
 #define SNAA_VECTOR_DIR "vectors"
@@ -1421,52 +1422,29 @@ struct frame {
 	size_t len;
 };
 
-static int unhex(int c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 /* Reads "LABEL HEX" lines; returns the number of frames, -1 on error. */
 static int load_frames(const char *path, struct frame *fr, int max)
 {
-	static char line[8192];
+	struct hexline h = { 0 };
 	FILE *f = fopen(path, "r");
-	int n = 0;
+	int n = 0, rc;
 
 	if (!f)
 		return -1;
-	while (fgets(line, sizeof(line), f)) {
-		char *sp, *h;
-		size_t i;
-
-		if (line[0] == '#' || line[0] == '\n')
-			continue;
-		sp = strchr(line, ' ');
-		if (!sp || n == max || (size_t)(sp - line) >= sizeof(fr->label))
-			goto bad;
-		memcpy(fr[n].label, line, (size_t)(sp - line));
-		fr[n].label[sp - line] = 0;
-		h = sp + 1;
-		for (i = 0; unhex(h[2 * i]) >= 0; i++) {
-			if (i == sizeof(fr->b) || unhex(h[2 * i + 1]) < 0)
-				goto bad;
-			fr[n].b[i] = (__u8)(unhex(h[2 * i]) << 4 |
-					    unhex(h[2 * i + 1]));
+	while ((rc = hexline_read(f, &h)) > 0) {
+		if (n == max || strlen(h.label) >= sizeof(fr->label) ||
+		    h.len > sizeof(fr->b)) {
+			rc = -1;
+			break;
 		}
-		fr[n].len = i;
+		strcpy(fr[n].label, h.label);
+		memcpy(fr[n].b, h.data, h.len);
+		fr[n].len = h.len;
 		n++;
 	}
+	hexline_free(&h);
 	fclose(f);
-	return n;
-bad:
-	fclose(f);
-	return -1;
+	return rc < 0 ? -1 : n;
 }
 
 /* Positions of the variant bits: mask[i] has the bits that are masked. */
