@@ -30,7 +30,7 @@
  * Addressing on RoCE.  There are no LIDs: a worker sends LID 0 and is
  * identified by (source GID from the GRH of its UD packets, the QPN
  * field of its status packets).  The emulator's status channel is a UD
- * QP with the fixed QPN 64 and Q_Key 0x57430000 (SNAADV_WCUBUF_STATUS_*);
+ * QP with the fixed QPN 64 and Q_Key 0x57430000 (SNAA_WCUBUF_STATUS_*);
  * its GID is the IPv4-mapped (or IPv6) address of its netdev.  Workers
  * use Q_Key WCUBUF_WORKER_QKEY for their own status QP and put it in
  * the QKEY field of STAT_REQ; every response goes to the QPN and Q_Key
@@ -108,6 +108,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* The ACK/NACK numbers and the status channel's address (snaa's ABI) */
+#include <rdma/snaa-abi.h>
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -117,8 +120,8 @@ extern "C" {
 #define WCUBUF_VERSION_MAJOR	1
 #define WCUBUF_VERSION_MINOR	1
 #define WCUBUF_STATUS_LEN	28
-#define WCUBUF_STATUS_QPN	64		/* = SNAADV_WCUBUF_STATUS_QPN */
-#define WCUBUF_STATUS_QKEY	0x57430000u	/* = SNAADV_WCUBUF_STATUS_QKEY */
+#define WCUBUF_STATUS_QPN	SNAA_WCUBUF_STATUS_QPN		/* 64 */
+#define WCUBUF_STATUS_QKEY	SNAA_WCUBUF_STATUS_QKEY		/* 0x57430000 */
 #define WCUBUF_WORKER_QKEY	0x57430001u	/* a worker's status QP */
 #define WCUBUF_GRH_LEN		40		/* UD receive: the GRH area */
 
@@ -190,25 +193,25 @@ int wcubuf_grh_gids(const uint8_t grh[WCUBUF_GRH_LEN], uint8_t sgid[16],
 
 /* ---- ACK/NACK (Tables 3.5 - 3.7) ------------------------------------------ */
 
-#define WCUBUF_ACK_LEN		16
-#define WCUBUF_ACK		0
-#define WCUBUF_NACK		1
+#define WCUBUF_ACK_LEN		SNAA_WCUBUF_ACK_BYTES	/* 16 */
+#define WCUBUF_ACK		SNAA_WCUBUF_ACK		/* 0 */
+#define WCUBUF_NACK		SNAA_WCUBUF_NACK	/* 1 */
 
-/* Event bits (Table 3.7); the same numbers as enum snaadv_wcubuf_event */
+/* Event bits (Table 3.7): snaa-abi.h's numbers under this API's names */
 enum wcubuf_event {
-	WCUBUF_EV_SEQUENCE	= 0,
-	WCUBUF_EV_PARITY	= 1,
-	WCUBUF_EV_WINDOW	= 2,
-	WCUBUF_EV_RKEY		= 3,
-	WCUBUF_EV_FRAME_LEN	= 4,
-	WCUBUF_EV_PACKET_LEN	= 5,
-	WCUBUF_EV_EBF		= 6,
-	WCUBUF_EV_EBP		= 7,
-	WCUBUF_EV_VA		= 8,
-	WCUBUF_EV_NO_SOF	= 9,
-	WCUBUF_EV_ECC_CORR	= 10,
-	WCUBUF_EV_ECC_UNCORR	= 11,
-	WCUBUF_EV_NUM		= 12,
+	WCUBUF_EV_SEQUENCE	= SNAA_WCUBUF_EV_SEQUENCE,
+	WCUBUF_EV_PARITY	= SNAA_WCUBUF_EV_PARITY,
+	WCUBUF_EV_WINDOW	= SNAA_WCUBUF_EV_WINDOW,
+	WCUBUF_EV_RKEY		= SNAA_WCUBUF_EV_RKEY,
+	WCUBUF_EV_FRAME_LEN	= SNAA_WCUBUF_EV_FRAME_LEN,
+	WCUBUF_EV_PACKET_LEN	= SNAA_WCUBUF_EV_PACKET_LEN,
+	WCUBUF_EV_EBF		= SNAA_WCUBUF_EV_EBF,
+	WCUBUF_EV_EBP		= SNAA_WCUBUF_EV_EBP,
+	WCUBUF_EV_VA		= SNAA_WCUBUF_EV_VA,
+	WCUBUF_EV_NO_SOF	= SNAA_WCUBUF_EV_NO_SOF,
+	WCUBUF_EV_ECC_CORR	= SNAA_WCUBUF_EV_ECC_CORR,
+	WCUBUF_EV_ECC_UNCORR	= SNAA_WCUBUF_EV_ECC_UNCORR,
+	WCUBUF_EV_NUM		= SNAA_WCUBUF_EV_NUM,
 };
 
 #define WCUBUF_EV_MASK		((1u << WCUBUF_EV_NUM) - 1)

@@ -35,15 +35,6 @@ enum {
 #define PEEK_MAX	64
 #define REPORT_MAX	10	/* verification failures printed in full */
 
-_Static_assert(WCUBUF_STATUS_QPN == SNAADV_WCUBUF_STATUS_QPN,
-	       "status QPN differs from snaadv.h");
-_Static_assert(WCUBUF_STATUS_QKEY == SNAADV_WCUBUF_STATUS_QKEY,
-	       "status Q_Key differs from snaadv.h");
-_Static_assert((int)WCUBUF_EV_NUM == (int)SNAADV_WCUBUF_EV_NUM &&
-	       (int)WCUBUF_EV_NO_SOF == (int)SNAADV_WCUBUF_EV_NO_SOF &&
-	       (int)WCUBUF_EV_ECC_UNCORR == (int)SNAADV_WCUBUF_EV_ECC_UNCORR,
-	       "event bits differ from snaadv.h");
-
 const char *wcu_prog = "wcubuf-emu";
 static volatile sig_atomic_t stop;
 

@@ -2078,13 +2078,6 @@ static const struct verbs_device_ops snaa_dev_ops = {
 
 #define SNAADV_EXPORT __attribute__((visibility("default")))
 
-_Static_assert(SNAADV_FIXED_QPN_MIN == SNAA_FIXED_QPN_MIN &&
-	       SNAADV_FIXED_QPN_MAX == SNAA_FIXED_QPN_MAX &&
-	       SNAADV_WCUBUF_EV_NUM == SNAA_WCUBUF_EV_NUM &&
-	       SNAADV_WCUBUF_NACK == SNAA_WCUBUF_NACK &&
-	       SNAADV_WCUBUF_ACK_BYTES == SNAA_WCUBUF_ACK_BYTES,
-	       "snaadv.h and snaa-abi.h disagree");
-
 SNAADV_EXPORT bool snaadv_is_supported(struct ibv_context *ctx)
 {
 	return ctx && ctx->ops.post_send == snaa_post_send;

@@ -16,43 +16,49 @@
 #include <stdint.h>
 
 #include <infiniband/verbs.h>
+#include <rdma/snaa-abi.h>
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
+/*
+ * The numbers below are those of the kernel ABI, <rdma/snaa-abi.h>
+ * (installed with this header), under the names of this API.
+ */
+
 /* QPNs a caller may ask for (snaadv_qp_init_attr.qpn): never random. */
-#define SNAADV_FIXED_QPN_MIN	16
-#define SNAADV_FIXED_QPN_MAX	255
+#define SNAADV_FIXED_QPN_MIN	SNAA_FIXED_QPN_MIN
+#define SNAADV_FIXED_QPN_MAX	SNAA_FIXED_QPN_MAX
 
 /* WCU.BUF emulation defaults: the status channel's well-known address. */
-#define SNAADV_WCUBUF_STATUS_QPN	64
-#define SNAADV_WCUBUF_STATUS_QKEY	0x57430000u
+#define SNAADV_WCUBUF_STATUS_QPN	SNAA_WCUBUF_STATUS_QPN
+#define SNAADV_WCUBUF_STATUS_QKEY	SNAA_WCUBUF_STATUS_QKEY
 
 /*
  * The ACK/NACK a WCU.BUF QP sends for every frame (Table 3.5): 16 bytes,
  * four little-endian 32-bit words: type (Table 3.6), event bits
  * (Table 3.7), VA[31:0], VA[63:32] (VA 0 for "no start of frame").
  */
-#define SNAADV_WCUBUF_ACK		0
-#define SNAADV_WCUBUF_NACK		1
-#define SNAADV_WCUBUF_ACK_BYTES		16
+#define SNAADV_WCUBUF_ACK		SNAA_WCUBUF_ACK
+#define SNAADV_WCUBUF_NACK		SNAA_WCUBUF_NACK
+#define SNAADV_WCUBUF_ACK_BYTES		SNAA_WCUBUF_ACK_BYTES
 
-/* ACK/NACK event bits (seed 000, Table 3.7) */
+/* ACK/NACK event bits (seed 000, Table 3.7; meanings in snaa-abi.h) */
 enum snaadv_wcubuf_event {
-	SNAADV_WCUBUF_EV_SEQUENCE	= 0,	/* out of sequence */
-	SNAADV_WCUBUF_EV_PARITY		= 1,	/* fault injection only */
-	SNAADV_WCUBUF_EV_WINDOW		= 2,	/* outside the write window */
-	SNAADV_WCUBUF_EV_RKEY		= 3,	/* invalid R_Key */
-	SNAADV_WCUBUF_EV_FRAME_LEN	= 4,	/* frame length */
-	SNAADV_WCUBUF_EV_PACKET_LEN	= 5,	/* packet length */
-	SNAADV_WCUBUF_EV_EBF		= 6,	/* end of bad frame (never) */
-	SNAADV_WCUBUF_EV_EBP		= 7,	/* end of bad packet: bad ICRC */
-	SNAADV_WCUBUF_EV_VA		= 8,	/* VA not 64-byte aligned */
-	SNAADV_WCUBUF_EV_NO_SOF		= 9,	/* no start of frame */
-	SNAADV_WCUBUF_EV_ECC_CORR	= 10,	/* fault injection only */
-	SNAADV_WCUBUF_EV_ECC_UNCORR	= 11,	/* fault injection only */
-	SNAADV_WCUBUF_EV_NUM		= 12,
+	SNAADV_WCUBUF_EV_SEQUENCE	= SNAA_WCUBUF_EV_SEQUENCE,
+	SNAADV_WCUBUF_EV_PARITY		= SNAA_WCUBUF_EV_PARITY,
+	SNAADV_WCUBUF_EV_WINDOW		= SNAA_WCUBUF_EV_WINDOW,
+	SNAADV_WCUBUF_EV_RKEY		= SNAA_WCUBUF_EV_RKEY,
+	SNAADV_WCUBUF_EV_FRAME_LEN	= SNAA_WCUBUF_EV_FRAME_LEN,
+	SNAADV_WCUBUF_EV_PACKET_LEN	= SNAA_WCUBUF_EV_PACKET_LEN,
+	SNAADV_WCUBUF_EV_EBF		= SNAA_WCUBUF_EV_EBF,
+	SNAADV_WCUBUF_EV_EBP		= SNAA_WCUBUF_EV_EBP,
+	SNAADV_WCUBUF_EV_VA		= SNAA_WCUBUF_EV_VA,
+	SNAADV_WCUBUF_EV_NO_SOF		= SNAA_WCUBUF_EV_NO_SOF,
+	SNAADV_WCUBUF_EV_ECC_CORR	= SNAA_WCUBUF_EV_ECC_CORR,
+	SNAADV_WCUBUF_EV_ECC_UNCORR	= SNAA_WCUBUF_EV_ECC_UNCORR,
+	SNAADV_WCUBUF_EV_NUM		= SNAA_WCUBUF_EV_NUM,
 };
 
 /**

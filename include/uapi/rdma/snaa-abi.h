@@ -334,26 +334,38 @@ struct snaa_uresp_create_qp {
 
 /*
  * WCU.BUF ACK/NACK event bits (seed 000, Table 3.7) and the 16-byte
- * ACK/NACK message the kernel sends for every frame: four little-endian
- * 32-bit words: type (0 ACK, 1 NACK), events, VA[31:0], VA[63:32].
+ * ACK/NACK message the kernel sends for every frame (Table 3.5): four
+ * little-endian 32-bit words: type (Table 3.6: 0 ACK, 1 NACK), events,
+ * VA[31:0], VA[63:32] (VA 0 for "no start of frame").
+ *
+ * These are the only definitions: the direct verbs header (snaadv.h)
+ * and libwcubuf (wcubuf.h) name the same numbers after them.
  */
-#define SNAA_WCUBUF_EV_SEQUENCE		0
-#define SNAA_WCUBUF_EV_PARITY		1
-#define SNAA_WCUBUF_EV_WINDOW		2
-#define SNAA_WCUBUF_EV_RKEY		3
-#define SNAA_WCUBUF_EV_FRAME_LEN	4
-#define SNAA_WCUBUF_EV_PACKET_LEN	5
-#define SNAA_WCUBUF_EV_EBF		6
-#define SNAA_WCUBUF_EV_EBP		7
-#define SNAA_WCUBUF_EV_VA		8
-#define SNAA_WCUBUF_EV_NO_SOF		9
-#define SNAA_WCUBUF_EV_ECC_CORR		10
-#define SNAA_WCUBUF_EV_ECC_UNCORR	11
+#define SNAA_WCUBUF_EV_SEQUENCE		0	/* out of sequence */
+#define SNAA_WCUBUF_EV_PARITY		1	/* fault injection only */
+#define SNAA_WCUBUF_EV_WINDOW		2	/* outside the write window */
+#define SNAA_WCUBUF_EV_RKEY		3	/* invalid R_Key */
+#define SNAA_WCUBUF_EV_FRAME_LEN	4	/* frame length */
+#define SNAA_WCUBUF_EV_PACKET_LEN	5	/* packet length */
+#define SNAA_WCUBUF_EV_EBF		6	/* end of bad frame (never) */
+#define SNAA_WCUBUF_EV_EBP		7	/* end of bad packet: bad ICRC */
+#define SNAA_WCUBUF_EV_VA		8	/* VA not a frame start */
+#define SNAA_WCUBUF_EV_NO_SOF		9	/* no start of frame */
+#define SNAA_WCUBUF_EV_ECC_CORR		10	/* fault injection only */
+#define SNAA_WCUBUF_EV_ECC_UNCORR	11	/* fault injection only */
 #define SNAA_WCUBUF_EV_NUM		12
 
 #define SNAA_WCUBUF_ACK			0
 #define SNAA_WCUBUF_NACK		1
 #define SNAA_WCUBUF_ACK_BYTES		16
+
+/*
+ * The well-known address of an emulated board's status channel: a UD QP
+ * with this fixed QPN (SNAA_QP_F_FIXED_QPN) and Q_Key.  The kernel does
+ * not use them; wcubuf-emu and its workers do.
+ */
+#define SNAA_WCUBUF_STATUS_QPN		64
+#define SNAA_WCUBUF_STATUS_QKEY		0x57430000U
 
 /*
  * The WCU.BUF control area, mapped at @wcubuf_key: how the consumer
