@@ -1,15 +1,16 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * Host unit tests of the WCU.BUF receive mode's arithmetic
- * (drivers/infiniband/sw/snaa/snaa_wcubuf.h): ring geometry, the write
- * window with wrap-around of the 64-bit VA, the event bits of a frame's
- * first packet, the packet length rule and the ACK/NACK bytes.
+ * Host unit tests of the WCU.BUF protocol source that the kernel's
+ * receiver and libwcubuf share (drivers/infiniband/sw/snaa/
+ * snaa_wcubuf_proto.c): ring geometry, the write window with wrap-around
+ * of the 64-bit VA, the event bits of a frame's first packet, the packet
+ * length rule, frame VAs and ring offsets, and the ACK/NACK bytes.
  */
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "snaa_wcubuf.h"
+#include "snaa_wcubuf_proto.h"
 #include "ktap.h"
 
 #define F	4096u
@@ -91,6 +92,57 @@ static void test_window(struct ktap *t)
 	}
 }
 
+/* The window in libwcubuf's terms: rp not a frame start, WF = 65600. */
+static void test_window_worker(struct ktap *t)
+{
+	const uint64_t WR = 16 * 65600, WF = 65600, top = ~0ULL - 63;
+
+#define IN(va, rp, r, f)	(snaa_wcu_where(rp, r, f, va) == SNAA_WCU_IN_WINDOW)
+	ktap_result(t, IN(1000, 1000, WR, WF), "va = rp is inside");
+	ktap_result(t, IN(1000 + WR - WF - 64, 1000, WR, WF),
+		    "the last 64 bytes before rp + R - F are inside");
+	ktap_result(t, !IN(1000 + WR - WF, 1000, WR, WF),
+		    "rp + R - F is outside (one frame kept free)");
+	ktap_result(t, !IN(1000 - 64, 1000, WR, WF), "below rp is outside");
+	ktap_result(t, IN(top + 64 + WF, top, WR, WF),
+		    "wrap: rp at 2^64 - 64, va past 2^64 is inside");
+	ktap_result(t, !IN(top - WF, top, WR, WF),
+		    "wrap: va below rp near 2^64 is outside");
+	ktap_result(t, !IN(top + WR, top, WR, WF),
+		    "wrap: va = rp + R past 2^64 is outside");
+	ktap_result(t, !IN(5, 5, WF, WF) && !IN(5, 5, 64, WF),
+		    "a ring of one frame (or less) has no window");
+}
+
+static void test_frames(struct ktap *t)
+{
+	const uint64_t WR = 16 * 65600, WF = 65600, top = ~0ULL - 63;
+
+	ktap_result(t, snaa_wcu_ring_offset(0x1000 + 3 * WR + 128, 0x1000,
+					    WR) == 128,
+		    "ring offset: VA modulo R from va_base");
+	/* (va - va_base) is taken modulo 2^64 first: below va_base is far
+	 * ahead, which lands at the ring's end when R divides 2^64 */
+	ktap_result(t, snaa_wcu_ring_offset(5 * 4096 - 2 * 4096, 5 * 4096,
+					    1 << 20) == (1 << 20) - 2 * 4096,
+		    "ring offset: a VA below va_base wraps to the ring's end");
+	ktap_result(t, snaa_wcu_ring_offset(snaa_wcu_frame_va(top - 63, WF, 3),
+					    top - 63, WR) == 3 * WF,
+		    "ring offset across the 2^64 wrap");
+	ktap_result(t, snaa_wcu_frame_index(snaa_wcu_frame_va(~0ULL - WF + 1,
+							      WF, 7),
+					    ~0ULL - WF + 1, WF) == 7,
+		    "frame index across the 2^64 wrap");
+	ktap_result(t, snaa_wcu_frame_index(WF * 9 + 64, WF * 2, WF) == -1,
+		    "a VA inside a frame is no frame start");
+	ktap_result(t, snaa_wcu_frame_index(5, 5, 0) == -1,
+		    "frame size 0 refused");
+	ktap_result(t, snaa_wcu_frame_index(1ull << 63, 0, 1) == -1 &&
+		       snaa_wcu_frame_index((1ull << 63) - 1, 0, 1) ==
+		       INT64_MAX,
+		    "frame numbers up to 2^63 - 1, not beyond");
+}
+
 static void test_start_events(struct ktap *t)
 {
 	const uint64_t rp = 1ull << 40;
@@ -151,6 +203,8 @@ static void test_ack_bytes(struct ktap *t)
 		0, 0, 0, 0,  0, 0, 0, 0,  0x00, 0xf0, 0xff, 0xff,
 		0xff, 0xff, 0xff, 0xff,
 	};
+	__u32 type, events;
+	__u64 va;
 	uint8_t p[16];
 
 	snaa_wcu_ack_put(p, SNAA_WCUBUF_NACK, EV(WINDOW) | EV(EBP) | EV(NO_SOF),
@@ -160,6 +214,16 @@ static void test_ack_bytes(struct ktap *t)
 	snaa_wcu_ack_put(p, SNAA_WCUBUF_ACK, 0, UINT64_MAX - F + 1);
 	ktap_result(t, !memcmp(p, want_ack, 16),
 		    "ACK at 2^64 - 4096: exact bytes");
+	snaa_wcu_ack_get(want_nack, &type, &events, &va);
+	ktap_result(t, type == SNAA_WCUBUF_NACK &&
+		       events == (EV(WINDOW) | EV(EBP) | EV(NO_SOF)) &&
+		       va == 0x0102030410203040ull,
+		    "the NACK's bytes decode back");
+	memcpy(p, want_ack, 16);
+	p[3] = 1;
+	snaa_wcu_ack_get(p, &type, &events, &va);
+	ktap_result(t, type == 0x01000000 && va == UINT64_MAX - F + 1,
+		    "type word read little-endian, whatever it holds");
 }
 
 int main(void)
@@ -169,6 +233,8 @@ int main(void)
 	ktap_begin(&t, "wcubuf");
 	test_geometry(&t);
 	test_window(&t);
+	test_window_worker(&t);
+	test_frames(&t);
 	test_start_events(&t);
 	test_packet_len(&t);
 	test_ack_bytes(&t);

@@ -16,7 +16,7 @@
 #include "wcubuf.h"
 #include "wcubuf_int.h"
 
-#define PLAN	154
+#define PLAN	141
 
 static void test_status_codec(void)
 {
@@ -216,40 +216,25 @@ static void test_ack_codec(void)
 	       "fatal bits 3, 8; receive errors 0, 1, 4-7, 9-11");
 }
 
+/*
+ * The window arithmetic itself is the kernel receiver's
+ * (snaa_wcubuf_proto.c), tested in tests/unit/test_wcubuf.c: here only
+ * that the library's names hand their arguments on in the right order,
+ * and the emulator's VA_OFFS policy.
+ */
 static void test_window(void)
 {
-	const uint64_t R = 16 * 65600, F = 65600, top = ~0ULL - 63;
+	const uint64_t R = 16 * 65600, F = 65600;
 
-	result(wcubuf_in_window(1000, 1000, R, F), "va = rp is inside");
-	result(wcubuf_in_window(1000 + R - F - 64, 1000, R, F),
-	       "the last 64 bytes before rp + R - F are inside");
-	result(!wcubuf_in_window(1000 + R - F, 1000, R, F),
-	       "rp + R - F is outside (one frame kept free)");
-	result(!wcubuf_in_window(1000 - 64, 1000, R, F),
-	       "below rp is outside");
-	result(wcubuf_in_window(top + 64 + F, top, R, F),
-	       "wrap: rp at 2^64 - 64, va past 2^64 is inside");
-	result(!wcubuf_in_window(top - F, top, R, F),
-	       "wrap: va below rp near 2^64 is outside");
-	result(!wcubuf_in_window(top + R, top, R, F),
-	       "wrap: va = rp + R past 2^64 is outside");
-	result(!wcubuf_in_window(5, 5, F, F) && !wcubuf_in_window(5, 5, 64, F),
-	       "a ring of one frame (or less) has no window");
-	result(wcubuf_ring_offset(0x1000 + 3 * R + 128, 0x1000, R) == 128,
-	       "ring offset: VA modulo R from va_base");
-	/* (va - va_base) is taken modulo 2^64 first: below va_base is far
-	 * ahead, which lands at the ring's end when R divides 2^64 */
-	result(wcubuf_ring_offset(5 * 4096 - 2 * 4096, 5 * 4096, 1 << 20) ==
-	       (1 << 20) - 2 * 4096,
-	       "ring offset: a VA below va_base wraps to the ring's end");
-	result(wcubuf_ring_offset(wcubuf_frame_va(top - 63, F, 3), top - 63, R)
-	       == 3 * F, "ring offset across the 2^64 wrap");
-	result(wcubuf_frame_index(wcubuf_frame_va(~0ULL - F + 1, F, 7),
-				  ~0ULL - F + 1, F) == 7,
-	       "frame index across the 2^64 wrap");
-	result(wcubuf_frame_index(F * 9 + 64, F * 2, F) == -1,
-	       "a VA inside a frame is no frame start");
-	result(wcubuf_frame_index(5, 5, 0) == -1, "frame size 0 refused");
+	result(wcubuf_in_window(1000, 1000, R, F) &&
+	       !wcubuf_in_window(1000 - 64, 1000, R, F) &&
+	       !wcubuf_in_window(5, 5, F, F) &&
+	       wcubuf_ring_offset(0x1000 + 3 * R + 128, 0x1000, R) == 128 &&
+	       wcubuf_frame_va(F * 2, F, 9) == F * 11 &&
+	       wcubuf_frame_index(F * 11, F * 2, F) == 9 &&
+	       wcubuf_frame_index(F * 9 + 64, F * 2, F) == -1,
+	       "window, ring offset, frame VA and index: the kernel's "
+	       "arithmetic, arguments in order");
 	result(wcubuf_va_offs(0, 65600) % 65600 == 0 &&
 	       wcubuf_va_offs(0, 65600) > (1ULL << 40) - 65600 &&
 	       wcubuf_va_offs(1, 65600) > wcubuf_va_offs(0, 65600) &&

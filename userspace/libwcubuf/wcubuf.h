@@ -239,25 +239,13 @@ int wcubuf_ack_decode(const uint8_t *buf, size_t len, struct wcubuf_ack *a);
 /*
  * Frame VAs are va_base + k * F (mod 2^64); the ring of R bytes makes
  * VA v land at ring offset (v - va_base) mod R; the write window is
- * [rp, rp + R - F) in VA space, all of it modulo 2^64.
+ * [rp, rp + R - F) in VA space, all of it modulo 2^64.  The arithmetic
+ * is the kernel receiver's own (snaa_wcubuf_proto.c, built into this
+ * library).
  */
-static inline bool wcubuf_in_window(uint64_t va, uint64_t rp, uint64_t ring,
-				    uint64_t frame)
-{
-	return ring > frame && va - rp < ring - frame;
-}
-
-static inline uint64_t wcubuf_ring_offset(uint64_t va, uint64_t va_base,
-					  uint64_t ring)
-{
-	return (va - va_base) % ring;
-}
-
-static inline uint64_t wcubuf_frame_va(uint64_t va_base, uint64_t frame,
-				       uint64_t k)
-{
-	return va_base + k * frame;
-}
+bool wcubuf_in_window(uint64_t va, uint64_t rp, uint64_t ring, uint64_t frame);
+uint64_t wcubuf_ring_offset(uint64_t va, uint64_t va_base, uint64_t ring);
+uint64_t wcubuf_frame_va(uint64_t va_base, uint64_t frame, uint64_t k);
 
 /* The frame number of @va, or -1 if @va is no frame start. */
 int64_t wcubuf_frame_index(uint64_t va, uint64_t va_base, uint64_t frame);

@@ -1,23 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-/* Status and ACK/NACK codecs, event names, window helpers: wcubuf.h. */
+/*
+ * Status and ACK/NACK codecs, event names, window helpers: wcubuf.h.
+ * The ACK/NACK layout and the window arithmetic are the kernel's
+ * (drivers/infiniband/sw/snaa/snaa_wcubuf_proto.c), with this library's
+ * length and type checks around them.
+ */
 #include <stdio.h>
 #include <string.h>
 
 #include "wcubuf.h"
-
-static void put_le32(uint8_t *p, uint32_t v)
-{
-	p[0] = (uint8_t)v;
-	p[1] = (uint8_t)(v >> 8);
-	p[2] = (uint8_t)(v >> 16);
-	p[3] = (uint8_t)(v >> 24);
-}
-
-static uint32_t get_le32(const uint8_t *p)
-{
-	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
-	       (uint32_t)p[3] << 24;
-}
+#include "snaa_wcubuf_proto.h"
 
 static const char *const method_names[WCUBUF_METHOD_NUM] = {
 	"STAT_REQ", "STAT_RES", "STAT_TERM", "STAT_DOWN",
@@ -54,12 +46,12 @@ int wcubuf_status_encode(const struct wcubuf_status *s, uint8_t *buf,
 	buf[1] = s->reserved;
 	buf[2] = s->minor;
 	buf[3] = s->major;
-	put_le32(buf + 4, s->lid);
-	put_le32(buf + 8, s->qpn);
-	put_le32(buf + 12, s->qkey);
-	put_le32(buf + 16, (uint32_t)s->va);
-	put_le32(buf + 20, (uint32_t)(s->va >> 32));
-	put_le32(buf + 24, s->rkey);
+	snaa_put_le32(buf + 4, s->lid);
+	snaa_put_le32(buf + 8, s->qpn);
+	snaa_put_le32(buf + 12, s->qkey);
+	snaa_put_le32(buf + 16, (uint32_t)s->va);
+	snaa_put_le32(buf + 20, (uint32_t)(s->va >> 32));
+	snaa_put_le32(buf + 24, s->rkey);
 	return WCUBUF_STATUS_LEN;
 }
 
@@ -73,11 +65,12 @@ int wcubuf_status_decode(const uint8_t *buf, size_t len,
 	s->reserved = buf[1];
 	s->minor = buf[2];
 	s->major = buf[3];
-	s->lid = get_le32(buf + 4);
-	s->qpn = get_le32(buf + 8);
-	s->qkey = get_le32(buf + 12);
-	s->va = get_le32(buf + 16) | (uint64_t)get_le32(buf + 20) << 32;
-	s->rkey = get_le32(buf + 24);
+	s->lid = snaa_get_le32(buf + 4);
+	s->qpn = snaa_get_le32(buf + 8);
+	s->qkey = snaa_get_le32(buf + 12);
+	s->va = snaa_get_le32(buf + 16) |
+		(uint64_t)snaa_get_le32(buf + 20) << 32;
+	s->rkey = snaa_get_le32(buf + 24);
 	return s->method < WCUBUF_METHOD_NUM ? 0 : WCUBUF_EMETHOD;
 }
 
@@ -175,31 +168,43 @@ int wcubuf_ack_encode(const struct wcubuf_ack *a, uint8_t *buf, size_t len)
 {
 	if (len < WCUBUF_ACK_LEN)
 		return WCUBUF_ESHORT;
-	put_le32(buf, a->type);
-	put_le32(buf + 4, a->events);
-	put_le32(buf + 8, (uint32_t)a->va);
-	put_le32(buf + 12, (uint32_t)(a->va >> 32));
+	snaa_wcu_ack_put(buf, a->type, a->events, a->va);
 	return WCUBUF_ACK_LEN;
 }
 
 int wcubuf_ack_decode(const uint8_t *buf, size_t len, struct wcubuf_ack *a)
 {
+	__u32 type, events;
+	__u64 va;
+
 	memset(a, 0, sizeof(*a));
 	if (len < WCUBUF_ACK_LEN)
 		return WCUBUF_ESHORT;
-	a->type = get_le32(buf);
-	a->events = get_le32(buf + 4);
-	a->va = get_le32(buf + 8) | (uint64_t)get_le32(buf + 12) << 32;
+	snaa_wcu_ack_get(buf, &type, &events, &va);
+	a->type = type;
+	a->events = events;
+	a->va = va;
 	return a->type <= WCUBUF_NACK ? 0 : WCUBUF_EMETHOD;
+}
+
+bool wcubuf_in_window(uint64_t va, uint64_t rp, uint64_t ring, uint64_t frame)
+{
+	return snaa_wcu_where(rp, ring, frame, va) == SNAA_WCU_IN_WINDOW;
+}
+
+uint64_t wcubuf_ring_offset(uint64_t va, uint64_t va_base, uint64_t ring)
+{
+	return snaa_wcu_ring_offset(va, va_base, ring);
+}
+
+uint64_t wcubuf_frame_va(uint64_t va_base, uint64_t frame, uint64_t k)
+{
+	return snaa_wcu_frame_va(va_base, frame, k);
 }
 
 int64_t wcubuf_frame_index(uint64_t va, uint64_t va_base, uint64_t frame)
 {
-	uint64_t d = va - va_base;
-
-	if (!frame || d % frame || d / frame > INT64_MAX)
-		return -1;
-	return (int64_t)(d / frame);
+	return snaa_wcu_frame_index(va, va_base, frame);
 }
 
 uint64_t wcubuf_va_offs(unsigned int slot, uint32_t frame)

@@ -10,7 +10,8 @@
  * destination.  A frame is written into its slot of the ring only while
  * nothing is wrong with it, and becomes visible to the consumer (the
  * control area, struct snaa_wcubuf_ctrl) only once its last packet has
- * arrived intact.  The arithmetic is in snaa_wcubuf.h.
+ * arrived intact.  The arithmetic and the ACK/NACK codec, which
+ * libwcubuf shares, are in snaa_wcubuf_proto.c.
  *
  * Packets that cannot belong to any frame (SENDs, WRITEs with
  * immediate) are dropped and counted without touching the frame state.
@@ -29,7 +30,7 @@
 #include <linux/skbuff.h>
 
 #include "snaa.h"
-#include "snaa_wcubuf.h"
+#include "snaa_wcubuf_proto.h"
 
 /**
  * struct snaa_wcubuf - WCU.BUF state of a QP, under qp->rq_lock

@@ -43,6 +43,17 @@ static inline __u32 snaa_mod_u32(__u64 a, __u32 b)
 #endif
 }
 
+/* @a / @b and, in *@rem, @a mod @b, for a 64-bit @b */
+static inline __u64 snaa_div_u64_rem(__u64 a, __u64 b, __u64 *rem)
+{
+#ifdef __KERNEL__
+	return div64_u64_rem(a, b, rem);
+#else
+	*rem = a % b;
+	return a / b;
+#endif
+}
+
 /*
  * Largest header stack around a packet's payload:
  * IPv6 (40) + UDP (8) + BTH (12) + RETH (16) + ImmDt (4) + ICRC (4).
