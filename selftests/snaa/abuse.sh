@@ -17,16 +17,20 @@
 #       ^   ^                                    ^   ^
 #       |   +-- victim QP A  <== UC traffic ==>  |   +-- victim QP B
 #       |       (abuse_victim, root: every byte and completion checked)
+#       |   +-- loopback victim QPs C <==> D on snaa0 (abuse_victim, root)
 #       +---------------+------------------------+
 #                       abuser (uid 65534, RLIMIT_MEMLOCK 64 MiB):
 #                       contexts on snaa0 and snaa1, its QPs looped back
-#                       and across the veth pair, garbage everywhere
+#                       and across the veth pair, garbage everywhere; QPs
+#                       that name C and D and the PSNs "rdma" shows
 #
 # Sequence:
 #   1. self-tests: the victim's data, canary and loss checks and the
 #      abuser's foreign-key and slow-call checks must fail when made to
 #   2. the victim starts (UC SEND/WRITE traffic snaa0 <-> snaa1) and
-#      publishes its QPNs and a canary (address, keys) per side
+#      publishes its QPNs and a canary (address, keys) per side; so does
+#      the loopback victim (snaa0 <-> snaa0), whose connection the
+#      abuser's QPs try to join (every packet dropped and counted)
 #   3. the abuser runs with seeds $ABUSE_SEEDS (--seconds
 #      $ABUSE_SECONDS each, --resize-race $ABUSE_RACE_SECONDS), aiming
 #      also at the victim's keys; after each run: it exited 0 (its own
@@ -49,7 +53,8 @@
 # 4 (skip) if the setup is impossible here.
 #
 # Environment: ABUSER=/path/to/abuser, ABUSE_VICTIM=/path/to/abuse_victim
-# (else lib.sh's snaa_build); ABUSE_SEEDS (default "1 2 3"),
+# (else lib.sh's snaa_build); ABUSE_SEEDS (default $SNAA_ABUSE_SEEDS, which
+# reaches the test VM, else "1 2 3"),
 # ABUSE_SECONDS (default 12), ABUSE_ITERATIONS (default 3000),
 # ABUSE_RACE_SECONDS (8), ABUSE_KILL_SEED (4), ABUSE_KILL_AFTER (10),
 # ABUSE_ARGS (more abuser options, e.g. "--threads 8"), ABUSE_KMEMLEAK=1.
@@ -60,17 +65,14 @@ UC_TEST_SOURCED=1
 # shellcheck source=uc_test.sh
 . "$UC_HERE/uc_test.sh"
 
-AB_SEEDS=${ABUSE_SEEDS:-1 2 3}
+AB_SEEDS=${ABUSE_SEEDS:-${SNAA_ABUSE_SEEDS:-1 2 3}}
 AB_SECONDS=${ABUSE_SECONDS:-12}
 AB_RACE=${ABUSE_RACE_SECONDS:-8}
 AB_ITER=${ABUSE_ITERATIONS:-3000}
 AB_KILL_SEED=${ABUSE_KILL_SEED:-4}
 AB_KILL_AFTER=${ABUSE_KILL_AFTER:-10}
 AB_ARGS=${ABUSE_ARGS:-}
-AB_UID=65534
 AB_MEMLOCK_KB=65536
-# kernel log lines that fail the test (the VM runner's list, and more)
-AB_DMESG_BAD='BUG:|WARNING:|Oops|Call Trace|general protection|refcount_t|list_add corruption|list_del corruption|KASAN|UBSAN|kernel BUG|soft lockup|hung_task|blocked for more than|Kernel panic|ODEBUG|KFENCE|possible circular locking|possible recursive locking|inconsistent lock state|unreferenced object|bad page|page allocation failure'
 
 case ${1:-} in
 -h|--help)
@@ -99,9 +101,11 @@ for d in "$(dirname "$ABUSER")" "$(dirname "$ABUSE_VICTIM")"; do
 done
 
 VICTIM_PID=
+LOVICTIM_PID=
 ab_cleanup() {
 	trap - EXIT INT TERM
 	[ -n "$VICTIM_PID" ] && kill -KILL "$VICTIM_PID" 2>/dev/null
+	[ -n "$LOVICTIM_PID" ] && kill -KILL "$LOVICTIM_PID" 2>/dev/null
 	ab_kill_abusers
 	cleanup_snaa
 	rm -rf "$AB_TMP"
@@ -139,13 +143,13 @@ ab_mark() {
 ab_dmesg_since() {
 	ads_new=$(dmesg | sed -n "/abuse.sh: mark $1\$/,\$p")
 	[ -n "$ads_new" ] || ads_new=$(dmesg)
-	ads_bad=$(printf '%s\n' "$ads_new" | grep -E -- "$AB_DMESG_BAD")
+	ads_bad=$(printf '%s\n' "$ads_new" | grep -E -- "$SNAA_DMESG_BAD")
 	if [ -z "$ads_bad" ]; then
 		ktap_ok "no kernel warning in dmesg $2"
 	else
 		ktap_fail "no kernel warning in dmesg $2" \
 			"$(printf '%s\n' "$ads_new" | grep -E -B 5 -A 40 -m 3 -- \
-			   "$AB_DMESG_BAD" | head -n 150)"
+			   "$SNAA_DMESG_BAD" | head -n 150)"
 	fi
 }
 
@@ -167,19 +171,21 @@ ab_nothing_of_abuser() {
 		[ "$(ab_res_counts)" = "$AB_BASE_COUNTS" ]
 }
 
-# The victim's QPs as rdma lists them: both in RTS.
+# The victims' QPs as rdma lists them: all four in RTS.
 ab_victim_rts() {
 	v=$(rdma resource show qp 2>/dev/null | grep -E 'comm \[?abuse_victim')
-	[ "$(printf '%s\n' "$v" | grep -c 'state RTS')" = 2 ]
+	[ "$(printf '%s\n' "$v" | grep -c 'state RTS')" = 4 ]
 }
 
 # ab_checks_after NAME MARK: what must hold once an abuser is gone.
 ab_checks_after() {
-	if kill -0 "$VICTIM_PID" 2>/dev/null; then
-		ktap_ok "$1: the victim is still running"
+	if kill -0 "$VICTIM_PID" 2>/dev/null &&
+	   kill -0 "$LOVICTIM_PID" 2>/dev/null; then
+		ktap_ok "$1: the victims are still running"
 	else
-		ktap_fail "$1: the victim is still running" \
-			"$(tail -n 30 "$AB_TMP/victim.log")"
+		ktap_fail "$1: the victims are still running" \
+			"$(tail -n 30 "$AB_TMP/victim.log")" \
+			"$(tail -n 30 "$AB_TMP/victim_lo.log")"
 	fi
 	if ab_victim_rts; then
 		ktap_ok "$1: the victim's QPs are in RTS"
@@ -202,16 +208,9 @@ ab_checks_after() {
 
 # $AB_NOBODY CMD...: run CMD as uid/gid 65534 with a memlock limit
 # (what an unprivileged user has; the abuser's MRs are bounded by it),
-# its pid written to $AB_PIDFILE if set (env AB_PIDFILE=F $AB_NOBODY ...).
+# its pid written to $SNAA_PIDFILE if set (env SNAA_PIDFILE=F $AB_NOBODY ...).
 AB_NOBODY=$AB_TMP/nobody
-{
-	echo '#!/bin/sh'
-	echo "ulimit -l $AB_MEMLOCK_KB || exit 1"
-	echo '[ -n "${AB_PIDFILE:-}" ] && echo $$ >"$AB_PIDFILE"'
-	echo "exec setpriv --reuid=$AB_UID --regid=$AB_UID --clear-groups \\"
-	echo '	--inh-caps=-all -- "$@"'
-} >"$AB_NOBODY"
-chmod 755 "$AB_NOBODY"
+snaa_nobody_wrapper "$AB_NOBODY" "$AB_MEMLOCK_KB"
 
 # ---- setup ---------------------------------------------------------------
 
@@ -286,13 +285,21 @@ ab_phase "victim starts"
 	--ready-file "$AB_TMP/victim.ready" --info-file "$AB_TMP/victim.info" \
 	--min-messages 100 >"$AB_TMP/victim.log" 2>&1 &
 VICTIM_PID=$!
-if ! wait_for 60 test -e "$AB_TMP/victim.ready"; then
-	ktap_fail "the victim's traffic flows" "$(cat "$AB_TMP/victim.log")"
+"$ABUSE_VICTIM" --dev-a "$DEV_A" --dev-b "$DEV_A" --seconds 1800 \
+	--ready-file "$AB_TMP/victim_lo.ready" \
+	--info-file "$AB_TMP/victim_lo.info" \
+	--min-messages 100 >"$AB_TMP/victim_lo.log" 2>&1 &
+LOVICTIM_PID=$!
+if ! wait_for 60 test -e "$AB_TMP/victim.ready" ||
+   ! wait_for 60 test -e "$AB_TMP/victim_lo.ready"; then
+	ktap_fail "the victims' traffic flows" "$(cat "$AB_TMP/victim.log")" \
+		"$(cat "$AB_TMP/victim_lo.log")"
 	ktap_finish
 fi
-chmod 644 "$AB_TMP/victim.info"
-ktap_ok "the victim's traffic flows"
+chmod 644 "$AB_TMP/victim.info" "$AB_TMP/victim_lo.info"
+ktap_ok "the victims' traffic flows ($DEV_A <-> $DEV_B, $DEV_A <-> $DEV_A)"
 sed 's/^/# victim: /' "$AB_TMP/victim.info"
+sed 's/^/# loopback victim: /' "$AB_TMP/victim_lo.info"
 # what the victim alone has: the abuser must leave exactly this
 AB_BASE_COUNTS=$(ab_res_counts)
 printf '%s\n' "$AB_BASE_COUNTS" | sed 's/^/# objects with the victim alone: /'
@@ -306,10 +313,11 @@ for seed in $AB_SEEDS; do
 	limit=$((AB_SECONDS + 150))
 	t0=$(date +%s)
 	# shellcheck disable=SC2086 # AB_ARGS is a list
-	timeout -k 10 "$limit" env AB_PIDFILE="$AB_TMP/abuser.$seed.pid" \
+	timeout -k 10 "$limit" env SNAA_PIDFILE="$AB_TMP/abuser.$seed.pid" \
 		"$AB_NOBODY" "$ABUSER" --dev "$DEV_A" --dev2 "$DEV_B" --seed "$seed" \
 		--seconds "$AB_SECONDS" --iterations "$AB_ITER" \
-		--resize-race "$AB_RACE" --victim-info "$AB_TMP/victim.info" $AB_ARGS \
+		--resize-race "$AB_RACE" --victim-info "$AB_TMP/victim.info" \
+		--loopback-victim "$AB_TMP/victim_lo.info" $AB_ARGS \
 		>"$AB_TMP/abuser.$seed.log" 2>&1
 	rc=$?
 	secs=$(($(date +%s) - t0))
@@ -354,19 +362,25 @@ ab_checks_after "$ab_name" kill
 
 # ---- 5. the victim's verdict --------------------------------------------------
 
-ab_phase "victim stops"
-kill -TERM "$VICTIM_PID"
-wait "$VICTIM_PID"
-rc=$?
+ab_phase "victims stop"
+kill -TERM "$VICTIM_PID" "$LOVICTIM_PID"
+# ab_verdict PID LOG NAME
+ab_verdict() {
+	wait "$1"
+	rc=$?
+	ab_show "$2"
+	if [ "$rc" = 0 ] && ! grep -q '^not ok' "$2"; then
+		ktap_ok "$3: every message exact, none lost, QPs in RTS, canaries intact"
+	else
+		ktap_fail "$3: every message exact, none lost, QPs in RTS, canaries intact" \
+			"exit status $rc:" "$(grep -E '^(not ok|# )' "$2" |
+					     tail -n 40)"
+	fi
+}
+ab_verdict "$VICTIM_PID" "$AB_TMP/victim.log" victim
+ab_verdict "$LOVICTIM_PID" "$AB_TMP/victim_lo.log" "loopback victim"
 VICTIM_PID=
-ab_show "$AB_TMP/victim.log"
-if [ "$rc" = 0 ] && ! grep -q '^not ok' "$AB_TMP/victim.log"; then
-	ktap_ok "victim: every message exact, none lost, QPs in RTS, canaries intact"
-else
-	ktap_fail "victim: every message exact, none lost, QPs in RTS, canaries intact" \
-		"exit status $rc:" "$(grep -E '^(not ok|# )' "$AB_TMP/victim.log" |
-				     tail -n 40)"
-fi
+LOVICTIM_PID=
 
 # ---- 6. the module goes ------------------------------------------------------
 

@@ -65,7 +65,10 @@
  *            make the kernel flush it) and the resize race
  *            (--resize-race: raw RESIZE_CQ on one CQ from several
  *            threads at once; the core holds only a shared lock for it)
- *
+ *            and, with --loopback-victim, the loopback intruder: QPs of
+ *            its own name another user's loopback QPs and the PSNs
+ *            "rdma resource show qp" shows for them, and send
+ * *
  * At the end it tears down in a random way (destroy everything in random
  * order, close the contexts with everything alive, or just exit).  It
  * can be killed at any moment.
@@ -86,6 +89,8 @@
  *   7  afterwards a fresh context on --dev still carries a SEND exactly
  *   8  the flush chase: a doorbell flushes at most what the SQ can hold
  *      (num entries), and nothing is flushed without one
+ *   9  every packet of the loopback intruder was dropped and counted in
+ *      drop_bad_address (SKIP without --loopback-victim)
  *
  * --self-test makes a check fail on purpose: "foreign" uses its own keys
  * as the victim's (check 6 must fail), "slow" makes one call slow
@@ -117,7 +122,8 @@ static void usage(FILE *f)
 "Usage: abuser --dev NAME [--dev2 NAME] [--seed N] [--iterations N]\n"
 "              [--seconds S] [--threads N] [--storm-every N]\n"
 "              [--storm-ms MS] [--slow-limit S] [--hang-limit S]\n"
-"              [--victim-info FILE] [--chase S] [--resize-race S]\n"
+"              [--victim-info FILE] [--loopback-victim FILE]\n"
+"              [--chase S] [--resize-race S]\n"
 "              [--self-test foreign|slow]\n"
 "              [--verbose] [--help]\n"
 "\n"
@@ -142,6 +148,9 @@ static void usage(FILE *f)
 "  --hang-limit S      a call stuck for S seconds: report and exit\n"
 "                      (default 90)\n"
 "  --victim-info FILE  abuse_victim's --info-file: aim at its keys\n"
+"  --loopback-victim FILE  the --info-file of an abuse_victim whose QPs\n"
+"                      are both on --dev or --dev2: inject into that\n"
+"                      loopback connection with the PSNs \"rdma\" shows\n"
 "  --chase S           flush chase: refill an SQ in ERR for up to S s\n"
 "                      while the kernel flushes it (default 5; 0: off)\n"
 "  --resize-race S     raw RESIZE_CQ from --threads threads on one CQ\n"
@@ -155,7 +164,7 @@ static void parse_args(int argc, char **argv)
 {
 	enum { O_DEV = 256, O_DEV2, O_SEED, O_ITER, O_SECS, O_THREADS,
 	       O_STORM, O_STORM_MS, O_SLOW, O_HANG, O_VICTIM, O_SELF,
-	       O_VERBOSE, O_CHASE, O_RACE };
+	       O_VERBOSE, O_CHASE, O_RACE, O_LOOPBACK };
 	static const struct option lopts[] = {
 		{ "dev", required_argument, NULL, O_DEV },
 		{ "dev2", required_argument, NULL, O_DEV2 },
@@ -168,6 +177,7 @@ static void parse_args(int argc, char **argv)
 		{ "slow-limit", required_argument, NULL, O_SLOW },
 		{ "hang-limit", required_argument, NULL, O_HANG },
 		{ "victim-info", required_argument, NULL, O_VICTIM },
+		{ "loopback-victim", required_argument, NULL, O_LOOPBACK },
 		{ "self-test", required_argument, NULL, O_SELF },
 		{ "verbose", no_argument, NULL, O_VERBOSE },
 		{ "chase", required_argument, NULL, O_CHASE },
@@ -213,6 +223,7 @@ static void parse_args(int argc, char **argv)
 							  optarg, 2, 86400);
 			break;
 		case O_VICTIM: opt.victim_info = optarg; break;
+		case O_LOOPBACK: opt.loopback_victim = optarg; break;
 		case O_SELF:
 			if (strcmp(optarg, "foreign") && strcmp(optarg, "slow"))
 				opt_usage_error("--self-test: want foreign or "
@@ -690,7 +701,7 @@ int main(int argc, char **argv)
 	double t0 = vu_now(), end;
 	bool foreign_ok = true, foreign_ran = false, ro_ok, sane;
 	struct chase_result chase = { 0 };
-	bool chase_ok = false;
+	bool chase_ok = false, loopback_ok = true;
 	int d, ret, teardown, i;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -753,6 +764,8 @@ int main(int argc, char **argv)
 	}
 	if (opt.race_secs)
 		resize_race(opt.race_secs);
+	if (opt.loopback_victim)
+		loopback_ok = loopback_probe(opt.loopback_victim);
 	printf("# t=%.1f s: probes done\n", vu_now() - t0);
 
 	/* --seconds is the random sequence's: the probes come on top */
@@ -856,6 +869,9 @@ int main(int argc, char **argv)
 		  "an SQ in ERR refilled while flushed does not hold the "
 		  "kernel%s", !opt.chase_secs ? " # SKIP --chase 0" :
 		  chase.one_cpu ? " # SKIP one CPU" : "");
+	vu_report(loopback_ok, "packets at another user's loopback QPs were "
+		  "dropped and counted (drop_bad_address)%s",
+		  opt.loopback_victim ? "" : " # SKIP no --loopback-victim");
 	ret = vu_ktap_finish(t0);
 	fflush(stdout);
 	/* no libibverbs cleanup of what we leaked on purpose */

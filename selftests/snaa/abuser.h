@@ -66,6 +66,7 @@ struct abuser_opt {
 	double storm_secs;
 	double slow_limit, hang_limit;
 	const char *victim_info;
+	const char *loopback_victim;
 	const char *self_test;
 	bool verbose;
 	double chase_secs, race_secs;
@@ -306,6 +307,7 @@ void act_storm(struct actx *c);
 void act_mw_storm(struct actx *c);
 int read_victim_info(const char *path);
 bool foreign_probe(void);
+bool loopback_probe(const char *path);
 bool flush_chase(double secs, struct chase_result *res);
 void resize_race(double secs);
 bool sanity(void);

@@ -802,3 +802,220 @@ bool sanity(void)
 	pair_close(&p);
 	return ok;
 }
+
+/* ------------------------------------------------------------------ */
+/* Another user's loopback connection                                  */
+/* ------------------------------------------------------------------ */
+
+/* Packets aimed at each of the victim's QPs: SENDs, then WRITEs. */
+#define LO_SENDS	48
+#define LO_WRITES	16
+/* The first PSN tried is this far behind the one "rdma" showed. */
+#define LO_PSN_BEHIND	8
+
+/*
+ * The receive PSN of @qpn on @dev as "rdma resource show qp" shows it to
+ * any user; -1 if it does not show one.
+ */
+static long res_rq_psn(const char *dev, uint32_t qpn)
+{
+	char cmd[192], line[1024], *p;
+	long psn = -1;
+	FILE *f;
+
+	snprintf(cmd, sizeof(cmd),
+		 "rdma resource show qp link %s/%d lqpn %u 2>/dev/null", dev,
+		 VU_PORT, qpn);
+	f = popen(cmd, "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if ((p = strstr(line, " rq-psn ")))
+			psn = strtol(p + 8, NULL, 10);
+	pclose(f);
+	return psn;
+}
+
+/* The victim's QPs (both on one device) and canaries, from its info file. */
+struct lo_victim {
+	char dev[64];
+	uint32_t qpn[2];
+	struct canary canary[2];
+	int nqpn, ncanary;
+};
+
+static int read_lo_victim(const char *path, struct lo_victim *v)
+{
+	char line[256], who;
+	unsigned long long addr;
+	unsigned int len, lkey, rkey, qpn;
+	FILE *f = fopen(path, "r");
+
+	memset(v, 0, sizeof(*v));
+	if (!f) {
+		vu_diag("%s: %s", path, strerror(errno));
+		return -1;
+	}
+	while (fgets(line, sizeof(line), f)) {
+		struct canary *k = &v->canary[v->ncanary];
+
+		if (sscanf(line, "qpn %c %x", &who, &qpn) == 2 && v->nqpn < 2)
+			v->qpn[v->nqpn++] = qpn;
+		else if (v->ncanary < 2 &&
+			 sscanf(line, "canary %c %63s %llx %u %x %x", &who,
+				k->dev, &addr, &len, &lkey, &rkey) == 6) {
+			k->addr = addr;
+			k->len = len;
+			k->lkey = lkey;
+			k->rkey = rkey;
+			v->ncanary++;
+		}
+	}
+	fclose(f);
+	if (v->nqpn != 2 || v->ncanary != 2 ||
+	    strcmp(v->canary[0].dev, v->canary[1].dev)) {
+		vu_diag("%s: want two QPs and two canaries on one device", path);
+		return -1;
+	}
+	snprintf(v->dev, sizeof(v->dev), "%s", v->canary[0].dev);
+	return 0;
+}
+
+/*
+ * One intruder QP of our own on @d, connected (UC) to the victim's QP
+ * @qpn with the device's own GID, starting LO_PSN_BEHIND before the PSN
+ * "rdma" shows for it, sends LO_SENDS SENDs and LO_WRITES RDMA WRITEs
+ * at @k (the victim's canary, with its rkey): every one a single packet
+ * that the victim's QP would take, were it not from another QP than its
+ * peer.  Returns the packets sent (all completed), or -1.
+ */
+static int lo_intrude(int d, uint32_t qpn, const struct canary *k)
+{
+	struct ibv_qp_cap cap = { LO_SENDS + LO_WRITES, 1, 1, 1, 0 };
+	const struct vu_dev *vd = &devs[d].vd;
+	struct ibv_context *ctx;
+	struct ibv_pd *pd = NULL;
+	struct ibv_cq *cq = NULL;
+	struct ibv_qp *qp = NULL;
+	struct vu_buf buf = { 0 };
+	struct ibv_wc wc[16];
+	int i, n = -1, done = 0, got;
+	double end;
+	long psn;
+
+	ctx = ibv_open_device(devs[d].dev);
+	if (!ctx)
+		return -1;
+	psn = res_rq_psn(opt.dev[d], qpn);
+	if (psn < 0) {
+		vu_diag("rdma resource show qp: no rq-psn for QP 0x%x on %s",
+			qpn, opt.dev[d]);
+		goto out;
+	}
+	pd = ibv_alloc_pd(ctx);
+	cq = pd ? ibv_create_cq(ctx, LO_SENDS + LO_WRITES, NULL, NULL, 0) :
+		  NULL;
+	if (!cq || vu_buf_alloc(&buf, pd, 4096, IBV_ACCESS_LOCAL_WRITE, 0xee))
+		goto out;
+	qp = vu_qp_create(pd, IBV_QPT_UC, cq, cq, &cap);
+	if (!qp || vu_qp_init(qp, IBV_ACCESS_LOCAL_WRITE) ||
+	    vu_qp_rtr(qp, vd->gid_idx, &vd->gid, qpn, IBV_MTU_1024, 0) ||
+	    vu_qp_rts(qp, (uint32_t)(psn - LO_PSN_BEHIND) & 0xffffff)) {
+		vu_diag("the intruder's QP: %s", strerror(errno));
+		goto out;
+	}
+	printf("# loopback intruder: QP 0x%x -> the victim's QP 0x%x on %s "
+	       "(rq-psn %ld), PSNs from %ld\n", qp->qp_num, qpn, opt.dev[d],
+	       psn, (psn - LO_PSN_BEHIND) & 0xffffff);
+	for (i = 0; i < LO_SENDS + LO_WRITES; i++) {
+		bool wr = i >= LO_SENDS;
+
+		if (post1(qp, wr ? IBV_WR_RDMA_WRITE : IBV_WR_SEND,
+			  (uintptr_t)buf.p, wr ? 16 : 64, buf.mr->lkey,
+			  wr ? k->addr : 0, wr ? k->rkey : 0)) {
+			vu_diag("the intruder's post %d: %s", i, strerror(errno));
+			goto out;
+		}
+	}
+	end = vu_now() + 30;
+	while (done < LO_SENDS + LO_WRITES && vu_now() < end) {
+		got = ibv_poll_cq(cq, 16, wc);
+		for (i = 0; i < got; i++)
+			if (wc[i].status == IBV_WC_SUCCESS)
+				done++;
+			else
+				end = 0;
+		if (got == 0)
+			vu_nap_us(1000);
+	}
+	if (done == LO_SENDS + LO_WRITES)
+		n = done;
+	else
+		vu_diag("the intruder's %d WRs: %d completed successfully",
+			LO_SENDS + LO_WRITES, done);
+out:
+	if (qp)
+		ibv_destroy_qp(qp);
+	vu_buf_free(&buf);
+	if (cq)
+		ibv_destroy_cq(cq);
+	if (pd)
+		ibv_dealloc_pd(pd);
+	ibv_close_device(ctx);
+	return n;
+}
+
+/**
+ * loopback_probe() - inject into another user's loopback connection
+ * @path: the info file of an abuse_victim whose two QPs are on one device
+ *
+ * A looped-back packet carries the device's own addresses, so the
+ * receiving QP must know which QP sent it: only its connected peer may.
+ * For each of the victim's QPs, an intruder QP of ours on the same device
+ * names it and the PSN it expects (read as any user can, from "rdma
+ * resource show qp") and sends SENDs and WRITEs at it (the WRITEs with
+ * the victim's canary key).  Every packet must be dropped and counted in
+ * drop_bad_address; the victim checks that none of them landed.
+ *
+ * Return: true if the drop counter rose by exactly the packets sent.
+ */
+bool loopback_probe(const char *path)
+{
+	struct lo_victim v;
+	long long c0, c1 = -1;
+	int d, i, n, sent = 0;
+	double end;
+
+	if (read_lo_victim(path, &v))
+		return false;
+	for (d = 0; d < opt.ndev; d++)
+		if (!strcmp(opt.dev[d], v.dev))
+			break;
+	if (d == opt.ndev) {
+		vu_diag("the loopback victim is on %s, not on --dev/--dev2",
+			v.dev);
+		return false;
+	}
+	c0 = vu_read_counter(v.dev, "drop_bad_address");
+	for (i = 0; i < 2; i++) {
+		/* QP i's canary is in the MR of QP i's own PD */
+		n = lo_intrude(d, v.qpn[i], &v.canary[i]);
+		if (n < 0)
+			return false;
+		sent += n;
+	}
+	/* the counters are cached for a moment: wait for the last drops */
+	end = vu_now() + 10;
+	do {
+		vu_nap_us(20000);
+		c1 = vu_read_counter(v.dev, "drop_bad_address");
+	} while (c0 >= 0 && c1 >= 0 && c1 - c0 < sent && vu_now() < end);
+	printf("# loopback intruder: %d packets at the victim's QPs on %s, "
+	       "drop_bad_address %lld -> %lld\n", sent, v.dev, c0, c1);
+	if (c0 < 0 || c1 < 0 || c1 - c0 != sent) {
+		vu_diag("drop_bad_address rose by %lld, want %d", c1 - c0,
+			sent);
+		return false;
+	}
+	return true;
+}

@@ -348,3 +348,24 @@ cnt_delta() {
 	awk -v k="$3" 'NR == FNR { if ($1 == k) b = $2; next }
 		$1 == k { print $2 - b }' "$1" "$2"
 }
+
+# ---- kernel reports and unprivileged users -----------------------------------
+
+# Kernel log lines that fail a test: reports of every debug option of the
+# debug kernel (KASAN, lockdep, kmemleak, UBSAN, DEBUG_OBJECTS, KFENCE) and
+# of the lockup, stall and hung task detectors.
+SNAA_DMESG_BAD='BUG:|WARNING:|Oops|Call Trace|general protection|refcount_t|list_add corruption|list_del corruption|KASAN|UBSAN|kernel BUG|soft lockup|hard LOCKUP|rcu_sched self-detected stall|rcu: INFO|hung_task|blocked for more than|Kernel panic|ODEBUG|KFENCE|possible circular locking|possible recursive locking|inconsistent lock state|unreferenced object|bad page|page allocation failure'
+
+# snaa_nobody_wrapper FILE MEMLOCK_KB: write FILE, a script that runs its
+# arguments as uid/gid 65534 without capabilities and with RLIMIT_MEMLOCK
+# MEMLOCK_KB (what an unprivileged user has), writing its pid to
+# $SNAA_PIDFILE first if that is set (env SNAA_PIDFILE=F FILE CMD...).
+snaa_nobody_wrapper() {
+	{
+		echo '#!/bin/sh'
+		echo "ulimit -l $2 || exit 1"
+		echo '[ -n "${SNAA_PIDFILE:-}" ] && echo $$ >"$SNAA_PIDFILE"'
+		echo 'exec setpriv --reuid=65534 --regid=65534 --clear-groups \'
+		echo '	--inh-caps=-all -- "$@"'
+	} >"$1" && chmod 755 "$1"
+}

@@ -45,7 +45,6 @@ case $SK_SECONDS in
 ''|*[!0-9]*) echo "$0: SNAA_SOAK_SECONDS must be a number of seconds" >&2
 	exit 2 ;;
 esac
-SK_BAD='BUG:|WARNING:|Oops|Call Trace|general protection|refcount_t|list_add corruption|list_del corruption|KASAN|UBSAN|kernel BUG|soft lockup|hard LOCKUP|rcu_sched self-detected stall|rcu: INFO|hung_task|blocked for more than|Kernel panic|ODEBUG|KFENCE|possible circular locking|possible recursive locking|inconsistent lock state|unreferenced object|bad page|page allocation failure'
 
 uc_vm_only
 snaa_build UC_TEST uc_test
@@ -103,13 +102,7 @@ ktap_ok "setup: snaa0 <-> snaa1 with netem delay 2ms, fuzz victim ($T1_INFO)"
 
 # abuser as an unprivileged user, as abuse.sh runs it
 SK_NOBODY=$SK_TMP/nobody
-{
-	echo '#!/bin/sh'
-	echo 'ulimit -l 65536 || exit 1'
-	echo 'exec setpriv --reuid=65534 --regid=65534 --clear-groups \'
-	echo '	--inh-caps=-all -- "$@"'
-} >"$SK_NOBODY"
-chmod 755 "$SK_NOBODY"
+snaa_nobody_wrapper "$SK_NOBODY" 65536
 
 SK_END=$(($(date +%s) + SK_SECONDS))
 
@@ -232,7 +225,7 @@ else
 		"$sk_st / $sk_reset / $sk_post" "$sk_p"
 fi
 
-sk_dmesg=$(dmesg | tail -n "+$((SK_DMESG0 + 1))" | grep -E "$SK_BAD")
+sk_dmesg=$(dmesg | tail -n "+$((SK_DMESG0 + 1))" | grep -E "$SNAA_DMESG_BAD")
 if [ -z "$sk_dmesg" ]; then
 	ktap_ok "dmesg: no lockup, stall, hung task or kernel report"
 else
