@@ -125,6 +125,8 @@ struct snaa_dev {
 	atomic_t wcu_fault_seq;		/* frames seen, for @wcu_fault_every */
 	/* modify_qp's pause after its checks (debugfs, snaa_qp.c) */
 	u32 modify_qp_delay_ms;
+	/* a lower AH limit for tests, 0: SNAA_MAX_AH (debugfs, snaa_ah.c) */
+	u32 ah_limit;
 	/* Transmit fault injection (debugfs, snaa_net.c) */
 	atomic_t tx_fault_skip;		/* packets to send before dropping */
 	atomic_t tx_fault_drop;		/* packets to drop then */
@@ -963,6 +965,7 @@ void snaa_wcubuf_tx(struct snaa_qp *qp);
 void snaa_wcubuf_debugfs_init(struct snaa_dev *sdev);
 void snaa_net_debugfs_init(struct snaa_dev *sdev);
 void snaa_qp_debugfs_init(struct snaa_dev *sdev);
+void snaa_ah_debugfs_init(struct snaa_dev *sdev);
 
 /* snaa_uapi.c */
 extern const struct uapi_definition snaa_uapi_defs[];

@@ -10,6 +10,8 @@
  * kernel looks up in the device's AH table.
  */
 
+#include <linux/debugfs.h>
+
 #include <rdma/uverbs_ioctl.h>
 #include <uapi/rdma/snaa-abi.h>
 
@@ -58,6 +60,25 @@ struct snaa_ah_av *snaa_ah_get(struct snaa_dev *sdev, u32 ahn,
 	return aav;
 }
 
+/*
+ * For tests that exhaust the AHs on a slow (debug) kernel:
+ * snaa/<device>/ah_limit in debugfs lowers the number of AHs the device
+ * lets exist, the kernel's reserve scaled with it (snaa_obj_take()).
+ * Values outside [16, SNAA_MAX_AH], 0 (the default) among them, mean
+ * SNAA_MAX_AH; ibv_query_device keeps reporting SNAA_MAX_AH.
+ */
+void snaa_ah_debugfs_init(struct snaa_dev *sdev)
+{
+	debugfs_create_u32("ah_limit", 0600, sdev->debugfs, &sdev->ah_limit);
+}
+
+static int snaa_ah_limit(struct snaa_dev *sdev)
+{
+	u32 limit = READ_ONCE(sdev->ah_limit);
+
+	return limit >= 16 && limit <= SNAA_MAX_AH ? limit : SNAA_MAX_AH;
+}
+
 /**
  * snaa_create_ah() - create an address handle
  * @ibah: the core's object, to fill
@@ -90,7 +111,7 @@ int snaa_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init,
 	/* a user's AH, its route cache (per CPU) included, is its memory */
 	if (udata)
 		gfp |= __GFP_ACCOUNT;
-	if (!snaa_obj_take(&sdev->num_ah, SNAA_MAX_AH, !!udata))
+	if (!snaa_obj_take(&sdev->num_ah, snaa_ah_limit(sdev), !!udata))
 		return -ENOMEM;
 
 	aav = kzalloc(sizeof(*aav), gfp);

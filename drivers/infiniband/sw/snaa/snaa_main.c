@@ -233,6 +233,7 @@ static int snaa_newlink(const char *ibdev_name, struct net_device *ndev)
 	snaa_wcubuf_debugfs_init(sdev);
 	snaa_net_debugfs_init(sdev);
 	snaa_qp_debugfs_init(sdev);
+	snaa_ah_debugfs_init(sdev);
 
 	/*
 	 * The netdev may have started unregistering while the device was
