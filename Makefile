@@ -9,7 +9,9 @@
 #                   kernel, on 6.12 (from bookworm-backports, installed by
 #                   the deps step; SNAA_BACKPORTS=0 skips it) and on the
 #                   debug kernel (KASAN, lockdep, kmemleak: built once per
-#                   machine); ends "N passed, N failed"
+#                   machine), side by side; ends "N passed, N failed"
+#   make check-full make check with every VM test on every kernel and
+#                   every repeat
 #   make demo       deps, build, boot the VM, show snaa devices, ib_write_bw
 #                   and rping between them, then the NAAICE and WCU.BUF demos
 #   make demo-naaice  build, boot the VM, naa-server + naa-client RPCs on
@@ -32,9 +34,8 @@
 #
 # KVER selects the Debian kernel to build for and to boot in the VM
 # (default: the oldest installed *-amd64 kernel that has headers, i.e.
-# bookworm's 6.1).  KDIR overrides the kernel build directory.  The
-# module for the default kernel is built in place
-# (drivers/infiniband/sw/snaa/snaa.ko); for any other KVER in
+# bookworm's 6.1).  KDIR overrides the kernel build directory.  Modules
+# are built out of place, one tree per kernel:
 # build/kver/KVER/drivers/infiniband/sw/snaa/ (scripts/modbuild.sh), so
 # "make modules KVER=6.12..." leaves the default build alone.
 
@@ -48,7 +49,7 @@ KTEST_BUILD := $(PWD)/$(shell sh scripts/modbuild.sh '$(KVER)' $(KTEST_DIR))
 export SNAA_KVER := $(KVER)
 
 .PHONY: all modules provider unit selftests ktest install modules_install \
-	naaice wcubuf dkms-install check check-deps check-host check-vm \
+	naaice wcubuf dkms-install check check-full check-deps check-host check-vm \
 	check-compat check-debug demo demo-naaice demo-wcubuf deps \
 	style sparse clean help bench bench-naaice bench-wcubuf fuzz soak
 
@@ -116,6 +117,12 @@ check-deps:
 check: check-deps
 	$(MAKE) all
 	sh scripts/check.sh
+
+# make check with every VM test on 6.1 and 6.12 and every repeat (longer
+# than CI allows; scripts/check.sh says what make check leaves out).
+check-full: check-deps
+	$(MAKE) all
+	sh scripts/check.sh full
 
 check-host: all
 	sh scripts/check.sh host

@@ -3,23 +3,44 @@
 #
 # Run the test suites and print the total as "N passed, N failed".
 #
-#   scripts/check.sh [host|kbuild|vm|compat|debug|all]   (default: all)
+#   scripts/check.sh [host|kbuild|vm|compat|debug|soak|all|full]
+#                                                     (default: all)
 #
 #   host    unit tests, fuzz targets (regression inputs, then a fixed
-#           number of runs from a fixed seed), provider and libnaaice tests
-#           on the host
-#   kbuild  W=1 + sparse build of snaa.ko for the default kernel and for
-#           every compat kernel (scripts/kbuild-check.sh)
-#   vm      the VM runner's self-test and every VM test on the default
-#           kernel ($SNAA_KVER, else scripts/kver.sh: bookworm's 6.1),
-#           then ktest.sh once more through the kernel's kselftest
+#           number of runs from a fixed seed), provider, libnaaice and
+#           libwcubuf tests on the host
+#   kbuild  W=1 + sparse build of snaa.ko from scratch for the default
+#           kernel and for every compat kernel (scripts/kbuild-check.sh,
+#           under build/kcheck/: the VM tests' modules stay as they are)
+#   vm      the VM runner's self-test, the VM tests of $SNAA_VM_TESTS on
+#           the default kernel ($SNAA_KVER, else scripts/kver.sh:
+#           bookworm's 6.1), then ktest.sh through the kernel's kselftest
 #           framework (scripts/kselftest.sh)
 #   compat  the VM tests in $SNAA_COMPAT_TESTS on every compat kernel
-#           (builds the module for it first)
 #   debug   the VM tests in $SNAA_DEBUG_TESTS on the debug kernel (KASAN,
 #           lockdep, kmemleak, UBSAN, DEBUG_OBJECTS, KFENCE), built once
-#           per machine by scripts/debug-kernel.sh (with "all", in the
-#           background from the start); any report fails
+#           per machine by scripts/debug-kernel.sh; any report fails
+#   soak    selftests/snaa/soak.sh on the debug kernel (make soak)
+#   all     make check: every stage above but soak, at the same time
+#           where they can be (below)
+#   full    make check-full: as "all", with every VM test on the default
+#           and the compat kernels and the repeats that "all" leaves out
+#
+# What "all" leaves out, because it runs elsewhere already: on the
+# default kernel, the tests the debug kernel runs whose only subject is
+# hostile input or teardown (fuzz.sh, abuse.sh, teardown.sh: the debug
+# kernel, a 6.1 of the same source, is where they find most) and ktest.sh
+# (the kselftest run is ktest.sh on that kernel); teardown.sh's second
+# and third rounds.  Every defect test of the hardening work (verbs.sh,
+# ktest.sh, limits.sh, rc_snaa.sh, wcubuf_rx.sh) runs on all three kernels.
+#
+# How "all" and "full" use the machine: the debug kernel builds (on a
+# cold machine; SCHED_IDLE) and then runs its suite in a VM of its own,
+# from the start; the host and kbuild stages run in the background, too;
+# the default kernel's suite and then the compat kernels' run in the
+# foreground.  A VM that shares the machine with another gets twice the
+# time limits.  Each stage's output is printed whole when it ends, with
+# its time; at the end, a table of the stages' times.
 #
 # The compat kernels are $SNAA_COMPAT_KVERS if set (empty: none), else the
 # newest installed 6.12 *-amd64 kernel with headers (bookworm-backports,
@@ -44,23 +65,47 @@ set -u
 
 cd "$(dirname "$0")/.." || exit 1
 what=${1:-all}
+case $what in
+host | kbuild | vm | compat | debug | soak | all | full) ;;
+*)
+	echo "usage: $0 [host|kbuild|vm|compat|debug|soak|all|full]" >&2
+	exit 2 ;;
+esac
 : "${SNAA_KVER:=$(sh scripts/kver.sh)}"
 export SNAA_KVER
-# On the compat kernels, what their differences can break: the module
-# and device setup, the verbs and kernel-consumer APIs (compat.h), the
-# receive path's view of the network stack, RC and rdma_cm against
-# rdma_rxe, and the WCU.BUF mode.  The UC datapath is the same code as
-# on 6.1 once those work.
-: "${SNAA_COMPAT_TESTS:=device.sh malformed.sh verbs.sh ktest.sh rc_interop.sh wcubuf_rx.sh}"
-# On the debug kernel (KASAN makes everything several times slower, and
-# the CI budget is an hour from a cold machine): the tests that exercise
-# the most kernel code per second.  verbs and ktest create and destroy
-# every kind of object (memory windows, fast registration, SRQs), fuzz
-# fires malformed packets by the thousand, teardown (one round of each),
-# limits and abuse carry live UC traffic; rc_snaa runs every RC
-# operation over IPv4, rping (QP1, rdma_cm) and a peer lost mid-stream.
-# SNAA_DEBUG_TESTS="..." runs others (all of them: the TEST_PROGS of
-# selftests/snaa/Makefile).
+t_start=$(date +%s)
+
+all_tests=$(sed -n 's/^TEST_PROGS *:= *//p' selftests/snaa/Makefile)
+# without_tests "A B": $all_tests less A and B
+without_tests() {
+	for t in $all_tests; do
+		case " $1 " in
+		*" $t "*) ;;
+		*) printf '%s ' "$t" ;;
+		esac
+	done
+}
+if [ "$what" = full ]; then
+	: "${SNAA_VM_TESTS:=$all_tests}"
+	: "${SNAA_COMPAT_TESTS:=$all_tests}"
+else
+	: "${SNAA_VM_TESTS:=$(without_tests "ktest.sh fuzz.sh abuse.sh teardown.sh")}"
+	# On the compat kernels, what their differences can break: the
+	# module and device setup, the verbs and kernel-consumer APIs
+	# (compat.h), the receive path's view of the network stack, RC and
+	# rdma_cm against rdma_rxe, the WCU.BUF mode, the object limits and
+	# the hand-off's CPU choice (rc_snaa.sh).  The UC datapath is the
+	# same code as on 6.1 once those work.
+	: "${SNAA_COMPAT_TESTS:=device.sh malformed.sh verbs.sh ktest.sh rc_interop.sh wcubuf_rx.sh limits.sh rc_snaa.sh}"
+	export SNAA_TEARDOWN_REPEAT=${SNAA_TEARDOWN_REPEAT:-1}
+fi
+# On the debug kernel (KASAN makes everything several times slower): the
+# tests that exercise the most kernel code per second.  verbs and ktest
+# create and destroy every kind of object (memory windows, fast
+# registration, SRQs), fuzz fires malformed packets by the thousand,
+# teardown (one round of each), limits and abuse carry live UC traffic;
+# rc_snaa runs every RC operation over IPv4, rping (QP1, rdma_cm) and a
+# peer lost mid-stream.  SNAA_DEBUG_TESTS="..." runs others.
 : "${SNAA_DEBUG_TESTS:=verbs.sh ktest.sh fuzz.sh teardown.sh limits.sh abuse.sh rc_snaa.sh wcubuf_rx.sh}"
 
 # The newest 6.12 kernel that has headers and an image, unless it is the
@@ -86,42 +131,47 @@ if [ -z "${SNAA_COMPAT_KVERS+set}" ]; then
 fi
 
 # selftests/vm/calibrate.sh takes about this long in the test VM on a
-# machine of normal speed (2 cores, nothing else running but the
-# debug-kernel build that "all" starts beside it).
+# machine of normal speed (2 cores, nothing else running).
 calib_ref_ms=4500
 calib_max=4
 
-log=$(mktemp /tmp/snaa-check.XXXXXX)
-dk_pid=
-trap 'rm -f "$log" "$log.out" "$log.dk" "$log.dkmsg"
-      [ -n "$dk_pid" ] && kill -- "-$dk_pid" 2>/dev/null' EXIT
+log=$(mktemp -d /tmp/snaa-check.XXXXXX)
+bg_jobs=
+trap 'for j in $bg_jobs; do kill -- "-${j%%:*}" 2>/dev/null; done
+      rm -rf "$log"' EXIT
 trap 'exit 130' INT TERM
 passed=0
 failed=0
 todo=0
 
+# stage_time NAME SECONDS: remember a stage's time for the table at the end.
+stage_time() {
+	echo "$1 $2" >>"$log/times"
+}
+
+# suite NAME CMD...: run CMD, print its output and count its KTAP lines.
 suite() {
 	name=$1
 	shift
 	echo "# ---- suite $name: $*"
 	t0=$(date +%s)
-	"$@" > "$log.out" 2>&1
+	"$@" > "$log/$name.out" 2>&1
 	rc=$?
 	secs=$(($(date +%s) - t0))
-	cat "$log.out"
+	cat "$log/$name.out"
 	if [ "$rc" = 124 ]; then
 		# selftests/vm/run's timeout: which test was running?
 		running=$(awk '
 			/^# ==== [A-Za-z0-9_.-]+\.sh \(budget/ { t = $3; b = $5 }
 			/^# ==== [A-Za-z0-9_.-]+\.sh: [0-9]+s of/ { t = "" }
-			END { if (t != "") print t " (budget " b }' "$log.out")
+			END { if (t != "") print t " (budget " b }' "$log/$name.out")
 		echo "not ok - suite $name: the VM ran out of time after ${secs}s${running:+ while $running}"
 	fi
-	p=$(grep -cE '^ok [0-9]+' "$log.out")
-	f=$(grep -cE '^not ok [0-9]+' "$log.out")
+	p=$(grep -cE '^ok [0-9]+' "$log/$name.out")
+	f=$(grep -cE '^not ok [0-9]+' "$log/$name.out")
 	# "ok N - ... # TODO/SKIP": a known gap or a test that could not
 	# run here; reported apart, never as a pass.
-	t=$(grep -cE '^ok [0-9]+ .*# (TODO|SKIP)' "$log.out")
+	t=$(grep -cE '^ok [0-9]+ .*# (TODO|SKIP)' "$log/$name.out")
 	p=$((p - t))
 	if [ "$rc" != 0 ] && [ "$f" = 0 ]; then
 		echo "not ok - suite $name exited with status $rc"
@@ -137,35 +187,52 @@ suite() {
 	todo=$((todo + t))
 }
 
-# The debug kernel takes a quarter of an hour to build on a cold machine
-# (scripts/debug-kernel.sh; then it is cached).  With "all" it builds in
-# the background, in its own session, as SCHED_IDLE and with idle I/O
-# priority, while the other stages run: the VM tests leave a third of
-# the CPU idle, and a task of theirs that wakes up preempts the build at
-# once.  (Measured at nice 19: built in 19 min alongside the 6.1 suite,
-# which took 29 min instead of 22.)
-if [ "$what" = all ]; then
-	setsid chrt --idle 0 ionice -c 3 sh scripts/debug-kernel.sh \
-		>"$log.dk" 2>"$log.dkmsg" &
-	dk_pid=$!
-fi
+# not_ok TEXT: one failed test of the runner itself.
+not_ok() {
+	echo "not ok - $*"
+	failed=$((failed + 1))
+}
 
-if [ "$what" = host ] || [ "$what" = all ]; then
-	suite unit make -s -C tests/unit check
-	suite fuzz make -s -C tests/fuzz check
-	suite provider make -s -C userspace/provider check
-	suite naaice make -s -C userspace/libnaaice check
-	suite wcubuf make -s -C userspace/libwcubuf check
-fi
+# bg NAME FUNCTION: run FUNCTION (stages that call suite) in the
+# background, in a session of its own; bg_collect prints its output and
+# adds its counts.
+bg() {
+	# job control on: the job gets a process group of its own, which
+	# the EXIT trap can end with everything it started
+	set -m
+	(
+		passed=0
+		failed=0
+		todo=0
+		t0=$(date +%s)
+		"$2"
+		stage_time "$1" $(($(date +%s) - t0))
+		echo "$passed $failed $todo" >"$log/$1.counts"
+	) >"$log/$1.bg" 2>&1 &
+	bg_jobs="$bg_jobs $!:$1"
+	set +m
+	echo "# ---- stage $1 runs in the background"
+}
 
-if [ "$what" = kbuild ] || [ "$what" = all ]; then
-	for k in "$SNAA_KVER" $SNAA_COMPAT_KVERS; do
-		suite "kbuild-$k" sh scripts/kbuild-check.sh "$k"
+bg_collect() {
+	for j in $bg_jobs; do
+		wait "${j%%:*}"
+		n=${j#*:}
+		echo "# ==== stage $n (ran in the background)"
+		cat "$log/$n.bg"
+		if read -r p f t <"$log/$n.counts" 2>/dev/null; then
+			passed=$((passed + p))
+			failed=$((failed + f))
+			todo=$((todo + t))
+		else
+			not_ok "stage $n ended without its counts"
+		fi
 	done
-fi
+	bg_jobs=
+}
 
 # calibrate: set SNAA_TIME_SCALE (unless set) from one boot of
-# selftests/vm/calibrate.sh on the default kernel.
+# selftests/vm/calibrate.sh on the default kernel, alone on the machine.
 calibrate() {
 	[ -n "${SNAA_TIME_SCALE:-}" ] && return 0
 	cal=$(SNAA_TIME_SCALE=1 selftests/vm/run --timeout 300 -- \
@@ -188,115 +255,180 @@ calibrate() {
 	export SNAA_TIME_SCALE
 }
 
-# vm_timeout TEST...: the VM's timeout for run_tests.sh TEST... (all
-# of them if none): the tests' budgets and a minute per test for the
-# boot and the cleanup between them (selftests/vm/run scales it).
-vm_timeout() {
-	vt_n=$#
-	[ "$vt_n" = 0 ] &&
-		vt_n=$(sed -n 's/^TEST_PROGS *:= *//p' selftests/snaa/Makefile | wc -w)
-	echo $(($(SNAA_TIME_SCALE=1 sh selftests/snaa/run_tests.sh --total "$@") + 60 * vt_n))
+# scaled FACTOR: $SNAA_TIME_SCALE times FACTOR
+scaled() {
+	awk -v f="$SNAA_TIME_SCALE" -v g="$1" 'BEGIN { print f * g }'
 }
 
-if [ "$what" = vm ] || [ "$what" = all ]; then
-	sh scripts/modroot.sh "$SNAA_KVER" || failed=$((failed + 1))
-	suite vm-runner bash selftests/vm/selftest.sh
-	calibrate
-	suite vm-device selftests/vm/run --timeout "$(vm_timeout)" -- \
-		sh selftests/snaa/run_tests.sh
-	# The same collection through the kernel's kselftest framework, as
-	# a kernel developer runs it in-tree (installed whole; one test run,
-	# for the time).
-	if ks=$(sh scripts/kselftest.sh 2>"$log.out"); then
-		suite "vm-kselftest" selftests/vm/run --timeout 600 -- \
-			env SNAA_TOP="$PWD" "$ks/run_kselftest.sh" \
-			-t snaa:ktest.sh
-	else
-		cat "$log.out"
-		echo "not ok - kselftest: scripts/kselftest.sh failed"
-		failed=$((failed + 1))
-	fi
-fi
+# vm_timeout TEST...: the VM's timeout for run_tests.sh TEST...: the
+# tests' budgets and a minute per test for the boot and the cleanup
+# between them (selftests/vm/run scales it).
+vm_timeout() {
+	echo $(($(SNAA_TIME_SCALE=1 sh selftests/snaa/run_tests.sh --total "$@") + 60 * $#))
+}
 
-if [ "$what" = compat ] || [ "$what" = all ]; then
+# modules_for KVER: build snaa.ko and snaa_ktest.ko for KVER and stage
+# them for the VM (scripts/modroot.sh); false (and the log) if that fails.
+modules_for() {
+	if make -s modules ktest KVER="$1" >"$log/mod-$1.out" 2>&1 &&
+	   sh scripts/modroot.sh "$1" >>"$log/mod-$1.out" 2>&1; then
+		return 0
+	fi
+	sed 's/^/# /' "$log/mod-$1.out" | tail -n 40
+	return 1
+}
+
+stage_host() {
+	suite unit make -s -C tests/unit check
+	suite fuzz make -s -C tests/fuzz check
+	suite provider make -s -C userspace/provider check
+	suite naaice make -s -C userspace/libnaaice check
+	suite wcubuf make -s -C userspace/libwcubuf check
+}
+
+stage_kbuild() {
+	for k in "$SNAA_KVER" $SNAA_COMPAT_KVERS; do
+		suite "kbuild-$k" sh scripts/kbuild-check.sh "$k"
+	done
+}
+
+stage_host_kbuild() {
+	stage_host
+	stage_kbuild
+}
+
+# VM_SCALE: the time limits' factor for the VM stages (2 when they share
+# the machine with another VM).
+VM_SCALE=1
+
+stage_vm() {
+	if ! modules_for "$SNAA_KVER"; then
+		not_ok "vm: building the modules for $SNAA_KVER failed"
+		return
+	fi
+	suite vm-runner bash selftests/vm/selftest.sh
+	# shellcheck disable=SC2086 # a list of test names
+	suite "vm-$SNAA_KVER" env SNAA_TIME_SCALE="$(scaled $VM_SCALE)" \
+		selftests/vm/run --timeout "$(vm_timeout $SNAA_VM_TESTS)" -- \
+		sh selftests/snaa/run_tests.sh $SNAA_VM_TESTS
+	# ktest.sh through the kernel's kselftest framework, as a kernel
+	# developer runs it in-tree (the collection installed whole).
+	if ks=$(sh scripts/kselftest.sh 2>"$log/kselftest.err"); then
+		suite "vm-kselftest" env SNAA_TIME_SCALE="$(scaled $VM_SCALE)" \
+			selftests/vm/run --timeout 600 -- \
+			env SNAA_TOP="$PWD" "$ks/run_kselftest.sh" -t snaa:ktest.sh
+	else
+		cat "$log/kselftest.err"
+		not_ok "kselftest: scripts/kselftest.sh failed"
+	fi
+}
+
+stage_compat() {
 	if [ -n "${no_compat:-}" ]; then
-		echo "not ok - compat: $no_compat"
-		failed=$((failed + 1))
+		not_ok "compat: $no_compat"
 	fi
 	for k in $SNAA_COMPAT_KVERS; do
-		# "all" built it in the kbuild step already.
-		if [ "$what" = compat ]; then
-			make -s modules ktest KVER="$k" >/dev/null 2>&1 ||
-				echo "# compat: make modules ktest KVER=$k failed"
-		fi
-		if ! sh scripts/modroot.sh "$k"; then
-			echo "not ok - compat: scripts/modroot.sh $k"
-			failed=$((failed + 1))
+		if ! modules_for "$k"; then
+			not_ok "compat: building the modules for $k failed"
 			continue
 		fi
-		calibrate
 		# shellcheck disable=SC2086 # a list of test names
-		suite "vm-$k" selftests/vm/run --kernel "$k" \
+		suite "vm-$k" env SNAA_TIME_SCALE="$(scaled $VM_SCALE)" \
+			selftests/vm/run --kernel "$k" \
 			--timeout "$(vm_timeout $SNAA_COMPAT_TESTS)" -- \
 			sh selftests/snaa/run_tests.sh $SNAA_COMPAT_TESTS
 	done
-fi
+}
 
-# "soak": selftests/snaa/soak.sh on the debug kernel for
-# $SNAA_SOAK_SECONDS (make soak; never part of "all").
-if [ "$what" = debug ] || [ "$what" = all ] || [ "$what" = soak ]; then
-	# Builds the kernel the first time on a machine (minutes), then
-	# reuses it from the cache; with "all" that build started first.
-	if [ -n "$dk_pid" ]; then
-		t0=$(date +%s)
-		wait "$dk_pid"
-		dk_rc=$?
-		dk_pid=
-		echo "# debug kernel: waited $(($(date +%s) - t0))s for its build"
+# The debug kernel: built the first time on a machine (a quarter of an
+# hour; with "all" beside the other stages, SCHED_IDLE and with idle I/O
+# priority: a VM task that wakes up preempts the build at once), then
+# reused from the cache.  KASAN, lockdep and kmemleak make it about three
+# times slower than the distribution's kernel.
+stage_debug() {
+	# two abuser seeds of the three ("full": all three)
+	debug_seeds="1 2"
+	[ "$what" = full ] && debug_seeds="1 2 3"
+	t0=$(date +%s)
+	if [ "$what" = all ] || [ "$what" = full ]; then
+		dk=$(chrt --idle 0 ionice -c 3 sh scripts/debug-kernel.sh \
+			2>"$log/dk.err")
 	else
-		sh scripts/debug-kernel.sh >"$log.dk" 2>"$log.dkmsg"
-		dk_rc=$?
+		dk=$(sh scripts/debug-kernel.sh 2>"$log/dk.err")
 	fi
-	sed 's/^/# /' "$log.dkmsg"
-	dk=$(cat "$log.dk")
-	if [ "$dk_rc" = 0 ] && [ -n "$dk" ]; then
-		if make -s modules ktest KVER="$dk" >"$log.out" 2>&1 &&
-		   sh scripts/modroot.sh "$dk"; then
-			# KASAN, lockdep and kmemleak make it about three
-			# times slower than the distribution's kernel.
-			calibrate
-			dk_scale=$(awk -v f="$SNAA_TIME_SCALE" \
-				'BEGIN { print f * 3 }')
-			if [ "$what" = soak ]; then
-				sk=${SNAA_SOAK_SECONDS:-1800}
-				suite "vm-soak" env SNAA_TIME_SCALE="$dk_scale" \
-					SNAA_SOAK_SECONDS="$sk" \
-					selftests/vm/run --kernel "$dk" \
-					--timeout $((sk + 900)) -- \
-					sh selftests/snaa/soak.sh
-			else
-				# shellcheck disable=SC2086 # a list of test names
-				suite "vm-debug" env SNAA_TIME_SCALE="$dk_scale" \
-					SNAA_TEARDOWN_REPEAT=1 SNAA_LIMITS_AH=0 \
-					SNAA_TEARDOWN_QPS=2000 SNAA_RC_QUICK=1 \
-					selftests/vm/run --kernel "$dk" \
-					--timeout "$(vm_timeout $SNAA_DEBUG_TESTS)" -- \
-					sh selftests/snaa/run_tests.sh $SNAA_DEBUG_TESTS
-			fi
-		else
-			cat "$log.out"
-			echo "not ok - debug: building snaa.ko for $dk failed"
-			failed=$((failed + 1))
-		fi
-	else
-		echo "not ok - debug: scripts/debug-kernel.sh failed"
-		failed=$((failed + 1))
+	dk_rc=$?
+	sed 's/^/# /' "$log/dk.err"
+	echo "# debug kernel: ready after $(($(date +%s) - t0))s"
+	if [ "$dk_rc" != 0 ] || [ -z "$dk" ]; then
+		not_ok "debug: scripts/debug-kernel.sh failed"
+		return
 	fi
-fi
+	if ! modules_for "$dk"; then
+		not_ok "debug: building the modules for $dk failed"
+		return
+	fi
+	if [ "$what" = soak ]; then
+		sk=${SNAA_SOAK_SECONDS:-1800}
+		suite "vm-soak" env SNAA_TIME_SCALE="$(scaled 3)" \
+			SNAA_SOAK_SECONDS="$sk" \
+			selftests/vm/run --kernel "$dk" --timeout $((sk + 900)) -- \
+			sh selftests/snaa/soak.sh
+		return
+	fi
+	# shellcheck disable=SC2086 # a list of test names
+	suite "vm-debug" env SNAA_TIME_SCALE="$(scaled $((3 * VM_SCALE)))" \
+		SNAA_TEARDOWN_REPEAT=1 SNAA_LIMITS_AH=4096 \
+		SNAA_ABUSE_SEEDS="${SNAA_ABUSE_SEEDS:-$debug_seeds}" \
+		SNAA_TEARDOWN_QPS=2000 SNAA_RC_QUICK=1 \
+		selftests/vm/run --kernel "$dk" \
+		--timeout "$(vm_timeout $SNAA_DEBUG_TESTS)" -- \
+		sh selftests/snaa/run_tests.sh $SNAA_DEBUG_TESTS
+}
 
+# take_compat: the compat stage, in whichever of the two VM lanes (the
+# default kernel's, the debug kernel's) is done with its own first.
+take_compat() {
+	mkdir "$log/compat.taken" 2>/dev/null || return 0
+	run_stage compat stage_compat
+}
+
+lane_debug() {
+	run_stage debug stage_debug
+	take_compat
+}
+
+# run_stage NAME FUNCTION: a stage, timed.
+run_stage() {
+	echo "# ==== stage $1"
+	rs_t0=$(date +%s)
+	"$2"
+	stage_time "$1" $(($(date +%s) - rs_t0))
+}
+
+case $what in
+host) run_stage host stage_host ;;
+kbuild) run_stage kbuild stage_kbuild ;;
+vm) calibrate; run_stage vm stage_vm ;;
+compat) calibrate; run_stage compat stage_compat ;;
+debug | soak) calibrate; run_stage "$what" stage_debug ;;
+all | full)
+	calibrate
+	VM_SCALE=2
+	bg debug-lane lane_debug
+	bg host-kbuild stage_host_kbuild
+	run_stage vm stage_vm
+	take_compat
+	bg_collect
+	;;
+esac
+
+echo "# ==== stage times (the background ones overlap the others)"
+while read -r st_name st_secs; do
+	printf '#   %-12s %5d s\n' "$st_name" "$st_secs"
+done <"$log/times"
+printf '#   %-12s %5d s\n' total $(($(date +%s) - t_start))
 if [ $((passed + failed)) = 0 ]; then
-	echo "not ok - no test ran"
-	failed=1
+	not_ok "no test ran"
 fi
 echo "# $todo todo/skipped (known gaps and tests that cannot run here)"
 echo "$passed passed, $failed failed"

@@ -8,11 +8,14 @@
 #
 # 1. "make modules ktest KVER=..." (W=1) succeeds, 2. without a compiler
 # warning, 3.-4. both modules are built for KVER, 5. "make sparse
-# KVER=..." (sparse over every file, C=2) reports nothing.  The modules
-# are built where "make modules ktest KVER=..." puts them
-# (scripts/modbuild.sh), so they are the ones the VM tests for KVER load.
+# KVER=..." (sparse over every file, C=2) reports nothing.  It builds
+# under build/kcheck/KVER (SNAA_MODBUILD_ROOT, scripts/modbuild.sh), not
+# where the VM tests take their modules from (build/kver/KVER), so that it
+# can run while they do.
 set -u
 cd "$(dirname "$0")/.." || exit 1
+SNAA_MODBUILD_ROOT=build/kcheck
+export SNAA_MODBUILD_ROOT
 kver=${1:-$(sh scripts/kver.sh)}
 log=$(mktemp /tmp/snaa-kbuild.XXXXXX)
 trap 'rm -f "$log"' EXIT

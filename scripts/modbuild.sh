@@ -8,12 +8,14 @@
 #
 # prints the build directory of the module whose sources are in DIR
 # (default: drivers/infiniband/sw/snaa, i.e. snaa.ko; selftests/snaa/ktest
-# for the test module), relative to the top of the tree: DIR itself for
-# the default kernel (scripts/kver.sh, also when KVER is empty),
-# build/kver/KVER/DIR for any other.  The latter is a tree of symlinks to
-# the sources of DIR (and to include/); --prepare (re)creates it,
-# dropping links to removed files.  The VM tests run this too, with
-# KVER=$(uname -r), to find the modules.
+# for the test module), relative to the top of the tree:
+# $SNAA_MODBUILD_ROOT/KVER/DIR (default root: build/kver; KVER: the
+# default kernel, scripts/kver.sh, when empty).  Every kernel has its own
+# tree, the default one too, and no build writes into the sources: it is
+# a tree of symlinks to the sources of DIR (and to include/); --prepare
+# (re)creates it, dropping links to removed files.  The VM tests run this
+# too, with KVER=$(uname -r), to find the modules; scripts/kbuild-check.sh
+# builds under a root of its own, so that it can run beside them.
 set -eu
 cd "$(dirname "$0")/.."
 prepare=
@@ -27,15 +29,16 @@ case $src in
 /* | *..*) echo "modbuild: bad source directory '$src'" >&2; exit 2 ;;
 esac
 
-if [ -z "$kver" ] || [ "$kver" = "$(sh scripts/kver.sh)" ]; then
-	echo "$src"
-	exit 0
-fi
+[ -n "$kver" ] || kver=$(sh scripts/kver.sh)
 case $kver in
 */* | .*) echo "modbuild: bad kernel version '$kver'" >&2; exit 2 ;;
 esac
 
-top=build/kver/$kver
+root=${SNAA_MODBUILD_ROOT:-build/kver}
+case $root in
+/* | *..*) echo "modbuild: bad build root '$root'" >&2; exit 2 ;;
+esac
+top=$root/$kver
 if [ -n "$prepare" ]; then
 	mkdir -p "$top/$src"
 	find "$top/$src" -maxdepth 1 -type l -delete

@@ -89,5 +89,7 @@ for t in $tests; do
 		ip link del "$l" 2>/dev/null
 	done
 	rmmod snaa 2>/dev/null
+	# rdma_rxe (the interop tests') holds UDP port 4791 while loaded
+	modprobe -r rdma_rxe 2>/dev/null
 done
 exit $rc
