@@ -12,7 +12,8 @@
 #   kbuild  W=1 + sparse build of snaa.ko from scratch for the default
 #           kernel and for every compat kernel (scripts/kbuild-check.sh,
 #           under build/kcheck/: the VM tests' modules stay as they are)
-#   vm      the VM runner's self-test, the VM tests of $SNAA_VM_TESTS on
+#   vm      the VM runner's self-test (with "all": in the host stage's
+#           background lane), the VM tests of $SNAA_VM_TESTS on
 #           the default kernel ($SNAA_KVER, else scripts/kver.sh:
 #           bookworm's 6.1), then ktest.sh through the kernel's kselftest
 #           framework (scripts/kselftest.sh)
@@ -29,18 +30,22 @@
 # What "all" leaves out, because it runs elsewhere already: on the
 # default kernel, the tests the debug kernel runs whose only subject is
 # hostile input or teardown (fuzz.sh, abuse.sh, teardown.sh: the debug
-# kernel, a 6.1 of the same source, is where they find most) and ktest.sh
-# (the kselftest run is ktest.sh on that kernel); teardown.sh's second
-# and third rounds.  Every defect test of the hardening work (verbs.sh,
+# kernel, a 6.1 of the same source, is where they find most), ktest.sh
+# (the kselftest run is ktest.sh on that kernel) and perftest between two
+# snaa devices (perf_snaa.sh, rc_perf_snaa.sh: perf_interop.sh and
+# rc_perf_interop.sh run the same programs between snaa and rdma_rxe in
+# both directions); teardown.sh's second and third rounds.  Every defect test of the hardening work (verbs.sh,
 # ktest.sh, limits.sh, rc_snaa.sh, wcubuf_rx.sh) runs on all three kernels.
 #
-# How "all" and "full" use the machine: the debug kernel builds (on a
-# cold machine; SCHED_IDLE) and then runs its suite in a VM of its own,
-# from the start; the host and kbuild stages run in the background, too;
-# the default kernel's suite and then the compat kernels' run in the
-# foreground.  A VM that shares the machine with another gets twice the
-# time limits.  Each stage's output is printed whole when it ends, with
-# its time; at the end, a table of the stages' times.
+# How "all" and "full" use the machine: two VM lanes and a host lane run
+# side by side.  The host lane runs the host stage, the VM runner's
+# self-test and the kbuild stage.  The debug lane builds the debug kernel
+# if it is not cached (SCHED_IDLE), the default kernel's lane runs its
+# suite; then each lane takes the next VM job that no lane has taken
+# (the two halves of the debug suite, the compat suite).  A VM that
+# shares the machine with another gets twice the time limits.  Each
+# stage's output is printed whole when it ends, with its time; at the
+# end, a table of the stages' times.
 #
 # The compat kernels are $SNAA_COMPAT_KVERS if set (empty: none), else the
 # newest installed 6.12 *-amd64 kernel with headers (bookworm-backports,
@@ -89,7 +94,7 @@ if [ "$what" = full ]; then
 	: "${SNAA_VM_TESTS:=$all_tests}"
 	: "${SNAA_COMPAT_TESTS:=$all_tests}"
 else
-	: "${SNAA_VM_TESTS:=$(without_tests "ktest.sh fuzz.sh abuse.sh teardown.sh")}"
+	: "${SNAA_VM_TESTS:=$(without_tests "ktest.sh fuzz.sh abuse.sh teardown.sh perf_snaa.sh rc_perf_snaa.sh")}"
 	# On the compat kernels, what their differences can break: the
 	# module and device setup, the verbs and kernel-consumer APIs
 	# (compat.h), the receive path's view of the network stack, RC and
@@ -105,8 +110,10 @@ fi
 # registration, SRQs), fuzz fires malformed packets by the thousand,
 # teardown (one round of each), limits and abuse carry live UC traffic;
 # rc_snaa runs every RC operation over IPv4, rping (QP1, rdma_cm) and a
-# peer lost mid-stream.  SNAA_DEBUG_TESTS="..." runs others.
-: "${SNAA_DEBUG_TESTS:=verbs.sh ktest.sh fuzz.sh teardown.sh limits.sh abuse.sh rc_snaa.sh wcubuf_rx.sh}"
+# peer lost mid-stream.  Two groups of about the same time ("|" between
+# them), each a VM boot of its own, so that both VM lanes can take one.
+# SNAA_DEBUG_TESTS="..." runs others.
+: "${SNAA_DEBUG_TESTS:=verbs.sh teardown.sh fuzz.sh | abuse.sh rc_snaa.sh wcubuf_rx.sh limits.sh ktest.sh}"
 
 # The newest 6.12 kernel that has headers and an image, unless it is the
 # default kernel already.
@@ -292,8 +299,14 @@ stage_kbuild() {
 	done
 }
 
+# The VM runner's own tests (VM boots that must fail as they should).
+stage_runner() {
+	suite vm-runner bash selftests/vm/selftest.sh
+}
+
 stage_host_kbuild() {
 	stage_host
+	stage_runner
 	stage_kbuild
 }
 
@@ -306,7 +319,6 @@ stage_vm() {
 		not_ok "vm: building the modules for $SNAA_KVER failed"
 		return
 	fi
-	suite vm-runner bash selftests/vm/selftest.sh
 	# shellcheck disable=SC2086 # a list of test names
 	suite "vm-$SNAA_KVER" env SNAA_TIME_SCALE="$(scaled $VM_SCALE)" \
 		selftests/vm/run --timeout "$(vm_timeout $SNAA_VM_TESTS)" -- \
@@ -343,12 +355,9 @@ stage_compat() {
 # The debug kernel: built the first time on a machine (a quarter of an
 # hour; with "all" beside the other stages, SCHED_IDLE and with idle I/O
 # priority: a VM task that wakes up preempts the build at once), then
-# reused from the cache.  KASAN, lockdep and kmemleak make it about three
-# times slower than the distribution's kernel.
-stage_debug() {
-	# two abuser seeds of the three ("full": all three)
-	debug_seeds="1 2"
-	[ "$what" = full ] && debug_seeds="1 2 3"
+# reused from the cache; then snaa.ko is built for it.  Leaves its KVER
+# in $log/dk.kver, or $log/dk.failed.
+debug_kernel() {
 	t0=$(date +%s)
 	if [ "$what" = all ] || [ "$what" = full ]; then
 		dk=$(chrt --idle 0 ionice -c 3 sh scripts/debug-kernel.sh \
@@ -361,63 +370,127 @@ stage_debug() {
 	echo "# debug kernel: ready after $(($(date +%s) - t0))s"
 	if [ "$dk_rc" != 0 ] || [ -z "$dk" ]; then
 		not_ok "debug: scripts/debug-kernel.sh failed"
-		return
-	fi
-	if ! modules_for "$dk"; then
+		: >"$log/dk.failed"
+	elif ! modules_for "$dk"; then
 		not_ok "debug: building the modules for $dk failed"
-		return
+		: >"$log/dk.failed"
+	else
+		echo "$dk" >"$log/dk.kver"
 	fi
-	if [ "$what" = soak ]; then
-		sk=${SNAA_SOAK_SECONDS:-1800}
-		suite "vm-soak" env SNAA_TIME_SCALE="$(scaled 3)" \
-			SNAA_SOAK_SECONDS="$sk" \
-			selftests/vm/run --kernel "$dk" --timeout $((sk + 900)) -- \
-			sh selftests/snaa/soak.sh
-		return
-	fi
+	stage_time debug-kernel $(($(date +%s) - t0))
+}
+
+# debug_kver: wait for debug_kernel (in the other lane, maybe) and print
+# its KVER; false if it failed.
+debug_kver() {
+	while [ ! -e "$log/dk.kver" ] && [ ! -e "$log/dk.failed" ]; do
+		sleep 5
+	done
+	cat "$log/dk.kver" 2>/dev/null
+}
+
+# debug_suite N: the Nth group of $SNAA_DEBUG_TESTS ("|" separates the
+# groups: each is a VM boot of its own, so that the two VM lanes can
+# share them) on the debug kernel.  KASAN, lockdep and kmemleak make it
+# about three times slower than the distribution's kernel.
+debug_suite() {
+	dk=$(debug_kver) || return 0	# debug_kernel said why
+	tests=$(printf '%s\n' "$SNAA_DEBUG_TESTS" | awk -F'|' -v n="$1" \
+		'{ print $n }')
+	# two abuser seeds of the three ("full": all three)
+	debug_seeds="1 2"
+	[ "$what" = full ] && debug_seeds="1 2 3"
 	# shellcheck disable=SC2086 # a list of test names
-	suite "vm-debug" env SNAA_TIME_SCALE="$(scaled $((3 * VM_SCALE)))" \
+	suite "vm-debug-$1" env SNAA_TIME_SCALE="$(scaled $((3 * VM_SCALE)))" \
 		SNAA_TEARDOWN_REPEAT=1 SNAA_LIMITS_AH=4096 \
 		SNAA_ABUSE_SEEDS="${SNAA_ABUSE_SEEDS:-$debug_seeds}" \
 		SNAA_TEARDOWN_QPS=2000 SNAA_RC_QUICK=1 \
 		selftests/vm/run --kernel "$dk" \
-		--timeout "$(vm_timeout $SNAA_DEBUG_TESTS)" -- \
-		sh selftests/snaa/run_tests.sh $SNAA_DEBUG_TESTS
+		--timeout "$(vm_timeout $tests)" -- \
+		sh selftests/snaa/run_tests.sh $tests
 }
 
-# take_compat: the compat stage, in whichever of the two VM lanes (the
-# default kernel's, the debug kernel's) is done with its own first.
-take_compat() {
-	mkdir "$log/compat.taken" 2>/dev/null || return 0
-	run_stage compat stage_compat
+# The debug groups' numbers: 1 .. the number of "|"-separated groups.
+debug_groups() {
+	printf '%s\n' "$SNAA_DEBUG_TESTS" | awk -F'|' '{
+		for (i = 1; i <= NF; i++) print i }'
+}
+
+stage_debug() {
+	debug_kernel
+	for g in $(debug_groups); do
+		debug_suite "$g"
+	done
+}
+
+stage_soak() {
+	debug_kernel
+	dk=$(debug_kver) || return 0
+	sk=${SNAA_SOAK_SECONDS:-1800}
+	suite "vm-soak" env SNAA_TIME_SCALE="$(scaled 3)" \
+		SNAA_SOAK_SECONDS="$sk" \
+		selftests/vm/run --kernel "$dk" --timeout $((sk + 900)) -- \
+		sh selftests/snaa/soak.sh
+}
+
+# The VM jobs of "all" and "full" besides the default kernel's suite:
+# the compat suite and the debug groups.  Each of the two VM lanes (the
+# default kernel's, in the foreground; the debug kernel's, which builds
+# it first) takes the next job no lane has taken, in its own order of
+# preference, until none is left.
+take_jobs() {
+	for job in "$@"; do
+		mkdir "$log/job.$job" 2>/dev/null || continue
+		case $job in
+		compat) run_stage compat stage_compat ;;
+		debug-*) run_stage "$job" debug_suite "${job#debug-}" ;;
+		esac
+	done
+}
+
+# The debug groups in the order lane A (reversed) and lane B take them.
+debug_jobs() {
+	for g in $(debug_groups); do
+		printf 'debug-%s ' "$g"
+	done
+}
+debug_jobs_reversed() {
+	for g in $(debug_groups | sort -rn); do
+		printf 'debug-%s ' "$g"
+	done
 }
 
 lane_debug() {
-	run_stage debug stage_debug
-	take_compat
+	debug_kernel
+	# shellcheck disable=SC2046 # a list of job names
+	take_jobs $(debug_jobs) compat
 }
 
-# run_stage NAME FUNCTION: a stage, timed.
+# run_stage NAME FUNCTION [ARG]: a stage, timed.
 run_stage() {
 	echo "# ==== stage $1"
+	rs_name=$1
 	rs_t0=$(date +%s)
-	"$2"
-	stage_time "$1" $(($(date +%s) - rs_t0))
+	shift
+	"$@"
+	stage_time "$rs_name" $(($(date +%s) - rs_t0))
 }
 
 case $what in
 host) run_stage host stage_host ;;
 kbuild) run_stage kbuild stage_kbuild ;;
-vm) calibrate; run_stage vm stage_vm ;;
+vm) calibrate; run_stage runner stage_runner; run_stage vm stage_vm ;;
 compat) calibrate; run_stage compat stage_compat ;;
-debug | soak) calibrate; run_stage "$what" stage_debug ;;
+debug) calibrate; run_stage debug stage_debug ;;
+soak) calibrate; run_stage soak stage_soak ;;
 all | full)
 	calibrate
 	VM_SCALE=2
 	bg debug-lane lane_debug
 	bg host-kbuild stage_host_kbuild
 	run_stage vm stage_vm
-	take_compat
+	# shellcheck disable=SC2046 # a list of job names
+	take_jobs compat $(debug_jobs_reversed)
 	bg_collect
 	;;
 esac
