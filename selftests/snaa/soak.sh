@@ -31,6 +31,10 @@
 # hung tasks, KASAN, lockdep, leaks: the VM runner checks too), and
 # "rmmod snaa" succeeds with everything stopped.
 #
+# SNAA_SOAK_LANES="ud rc" runs only those loops.  A failed run's record
+# (the first three per loop) includes what both devices' counters moved
+# during it.
+#
 # Output: KTAP, ending in "N passed, N failed"; the progress every five
 # minutes on "#" lines.
 set -u
@@ -41,6 +45,9 @@ UC_TEST_SOURCED=1
 . "$UC_HERE/uc_test.sh"
 
 SK_SECONDS=${SNAA_SOAK_SECONDS:-1800}
+# SNAA_SOAK_LANES: the loops to run (default all five), to tell which
+# of them a failure needs
+SK_LANES=${SNAA_SOAK_LANES:-rc uc ud fuzzer abuser}
 case $SK_SECONDS in
 ''|*[!0-9]*) echo "$0: SNAA_SOAK_SECONDS must be a number of seconds" >&2
 	exit 2 ;;
@@ -121,26 +128,48 @@ sk_fuzz_base() {
 sk_loop() {
 	sl_name=$1
 	shift
+	case " $SK_LANES " in
+	*" $sl_name "*) ;;
+	*) return 0 ;;
+	esac
 	(
 		sl_i=0
+		sl_c=$SK_TMP/$sl_name.cnt
 		while [ "$(date +%s)" -lt "$SK_END" ] && [ ! -e "$SK_TMP/stop" ]; do
 			sl_i=$((sl_i + 1))
+			cnt_snap snaa0 "$sl_c.a0"
+			cnt_snap snaa1 "$sl_c.b0"
 			if SK_I=$sl_i eval "$*" >"$SK_TMP/$sl_name.out" 2>&1; then
 				echo ok >>"$SK_TMP/$sl_name.runs"
 			else
 				echo "failed $?" >>"$SK_TMP/$sl_name.runs"
+				cnt_snap snaa0 "$sl_c.a1"
+				cnt_snap snaa1 "$sl_c.b1"
 				if [ "$(grep -c failed "$SK_TMP/$sl_name.runs")" -le 3 ]; then
 					{
 						echo "--- $sl_name run $sl_i:"
 						grep -B 8 -E '^(# )?not ok|BAD:' \
 							"$SK_TMP/$sl_name.out" | head -n 60
 						tail -n 5 "$SK_TMP/$sl_name.out"
+						# what both devices counted during the
+						# run (every lane's packets, not only
+						# this one's)
+						for d in a b; do
+							echo "counters of snaa$([ $d = a ] && echo 0 || echo 1) during the run:" \
+								"$(sk_deltas "$sl_c.${d}0" "$sl_c.${d}1")"
+						done
 					} >>"$SK_TMP/$sl_name.failed"
 				fi
 			fi
 		done
 	) &
 	SK_PIDS="$SK_PIDS $!"
+}
+
+# sk_deltas BEFORE AFTER: "name=delta" of every counter that changed.
+sk_deltas() {
+	awk 'NR == FNR { b[$1] = $2; next }
+	     $2 != b[$1] { printf "%s=%d ", $1, $2 - b[$1] }' "$1" "$2"
 }
 
 sk_loop rc 'timeout -k 10 600 "$RC_TEST" --dev-a snaa0 --dev-b snaa1 \
@@ -172,7 +201,7 @@ while [ "$(date +%s)" -lt "$SK_END" ]; do
 	if [ "$sk_now" -ge "$sk_next" ]; then
 		sk_next=$((sk_next + 300))
 		sk_line=
-		for l in rc uc ud fuzzer abuser; do
+		for l in $SK_LANES; do
 			sk_ok=$(grep -c '^ok' "$SK_TMP/$l.runs" 2>/dev/null)
 			sk_bad=$(grep -c '^failed' "$SK_TMP/$l.runs" 2>/dev/null)
 			sk_line="$sk_line $l ${sk_ok:-0}/${sk_bad:-0}"
@@ -187,7 +216,7 @@ for p in $SK_PIDS; do
 done
 SK_PIDS=
 
-for l in rc uc ud fuzzer abuser; do
+for l in $SK_LANES; do
 	sk_ok=$(grep -c '^ok' "$SK_TMP/$l.runs" 2>/dev/null)
 	sk_bad=$(grep -c '^failed' "$SK_TMP/$l.runs" 2>/dev/null)
 	if [ "${sk_ok:-0}" -gt 0 ] && [ "${sk_bad:-0}" = 0 ]; then
