@@ -145,7 +145,8 @@ VU_PAIR_USAGE
 "                        milliseconds (netem delay): case 8 then knows\n"
 "                        how many packets A sends again after a timeout\n"
 "                        before the first ACK comes back\n"
-"  --timeout S           deadline per completion (default 30)\n"
+"  --timeout S           deadline per completion (default 30 times\n"
+"                        $SNAA_TIME_SCALE)\n"
 "  --help                show this help\n"
 "\n"
 "Exit status: 0 all checks passed, 1 a check or the setup failed, 2\n"
@@ -175,6 +176,7 @@ static void parse_args(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
+	bool timeout_given = false;
 	int c, i;
 
 	/* all but 9, which needs the caller's delay on the link */
@@ -213,6 +215,7 @@ static void parse_args(int argc, char **argv)
 			break;
 		case O_TIMEOUT:
 			opt.timeout = opt_int("--timeout", optarg, 1, 3600);
+			timeout_given = true;
 			break;
 		default:
 			if (!vu_pair_option(c, optarg, &opt.a, &opt.b))
@@ -221,6 +224,9 @@ static void parse_args(int argc, char **argv)
 	}
 	opt_no_operands(argc, argv);
 	vu_pair_options_check(&opt.a, &opt.b);
+	/* on a slow day (or beside another VM) a completion takes longer */
+	if (!timeout_given)
+		opt.timeout *= vu_time_scale();
 }
 
 /* ---- endpoints --------------------------------------------------------- */

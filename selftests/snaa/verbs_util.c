@@ -31,10 +31,17 @@ double vu_now(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-int vu_ack_timeout(int base)
+double vu_time_scale(void)
 {
 	const char *env = getenv("SNAA_TIME_SCALE");
 	double scale = env ? strtod(env, NULL) : 1.0;
+
+	return scale >= 1.0 && scale <= 100.0 ? scale : 1.0;
+}
+
+int vu_ack_timeout(int base)
+{
+	double scale = vu_time_scale();
 	int t = base;
 
 	for (double f = 1.0; f < scale && t < 31; f *= 2)

@@ -40,6 +40,12 @@ double vu_now(void);
 void vu_nap_us(long us);
 
 /*
+ * $SNAA_TIME_SCALE (scripts/check.sh's measure of how much slower than
+ * normal the test VM is today): 1 if unset or outside [1, 100].
+ */
+double vu_time_scale(void);
+
+/*
  * An RC local ACK timeout (4.096 us << value) of @base on a machine of
  * normal speed, one step (twice as long) more for each doubling of
  * $SNAA_TIME_SCALE (scripts/check.sh's measure of a slow machine), at
