@@ -19,6 +19,7 @@ struct storm {
 	double end;
 	atomic_int killed_qp[STORM_QPS];
 	atomic_int killed_cq[2];
+	atomic_int resized_cq[2];	/* behind the provider's back */
 };
 
 struct storm_arg {
@@ -104,9 +105,11 @@ static void *storm_worker(void *arg)
 			ring_wq(c, &st->q[i], chance(40), true);
 			break;
 		case 7:
-			/* nobody writes into these CQ rings: checked */
+			/* nobody writes into these CQ rings: checked, until
+			 * a raw resize left the provider polling the old ring */
 			if (!atomic_load(&st->killed_cq[k]))
-				poll_one(st->cq[k].cq, false);
+				poll_one(st->cq[k].cq,
+					 atomic_load(&st->resized_cq[k]));
 			break;
 		case 8:
 			memset(&a, 0, sizeof(a));
@@ -124,12 +127,15 @@ static void *storm_worker(void *arg)
 			/* concurrent resizes, also behind the provider's
 			 * back; the provider's view of the CQ is stale
 			 * afterwards (its CQs are "tainted") */
-			if (!atomic_load(&st->killed_cq[k]))
-				outcome("storm raw RESIZE_CQ",
-					raw_resize_cq(c->ctx->cmd_fd,
-						      st->cq[k].cq->handle,
-						      1 + rn(200), &key,
-						      &key_num, &rsz), false);
+			if (atomic_load(&st->killed_cq[k]))
+				break;
+			/* tainted before the resize: a poll racing with it
+			 * may already see the new ring's indexes */
+			atomic_store(&st->resized_cq[k], 1);
+			outcome("storm raw RESIZE_CQ",
+				raw_resize_cq(c->ctx->cmd_fd,
+					      st->cq[k].cq->handle, 1 + rn(200),
+					      &key, &key_num, &rsz), false);
 			break;
 		default:
 			drain_events(c);
