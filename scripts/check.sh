@@ -201,7 +201,7 @@ not_ok() {
 }
 
 # bg NAME FUNCTION: run FUNCTION (stages that call suite) in the
-# background, in a session of its own; bg_collect prints its output and
+# background, in a process group of its own; bg_collect prints its output and
 # adds its counts.
 bg() {
 	# job control on: the job gets a process group of its own, which
