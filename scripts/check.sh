@@ -211,9 +211,9 @@ bg() {
 		passed=0
 		failed=0
 		todo=0
-		t0=$(date +%s)
+		bg_t0=$(date +%s)
 		"$2"
-		stage_time "$1" $(($(date +%s) - t0))
+		stage_time "$1" $(($(date +%s) - bg_t0))
 		echo "$passed $failed $todo" >"$log/$1.counts"
 	) >"$log/$1.bg" 2>&1 &
 	bg_jobs="$bg_jobs $!:$1"

@@ -167,9 +167,16 @@ rmmod_doc() {
 	ktap_finish
 }
 
-# rc_peer_loss: a stream from snaa0 to snaa1; snaa1 is deleted 4 s in.
+# rc_peer_loss: a stream from snaa0 to snaa1; snaa1 is deleted once the
+# stream is under way (1000 packets received: a fixed delay was outlasted
+# by rc_test's own setup on a slow day).
 rc_peer_loss() {
-	(sleep 4; ip netns exec "$NS_B" rdma link delete "$DEV_B") &
+	pl_cnt=/sys/class/infiniband/$DEV_B/ports/1/hw_counters/rx_packets
+	pl_n0=$(cat "$pl_cnt" 2>/dev/null || echo 0)
+	(
+		wait_for 120 sh -c "[ \"\$(cat '$pl_cnt')\" -gt $((pl_n0 + 1000)) ]"
+		ip netns exec "$NS_B" rdma link delete "$DEV_B"
+	) &
 	pl_pid=$!
 	snaa_run 200 "$DEV_B deleted during a stream" "$RC_TEST" \
 		--dev-a "$DEV_A" --dev-b "$DEV_B" --cases 7 --stream 4294967296 \
