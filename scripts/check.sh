@@ -102,7 +102,7 @@ else
 	# the hand-off's CPU choice (rc_snaa.sh).  The UC datapath is the
 	# same code as on 6.1 once those work.
 	: "${SNAA_COMPAT_TESTS:=device.sh malformed.sh verbs.sh ktest.sh rc_interop.sh wcubuf_rx.sh limits.sh rc_snaa.sh}"
-	export SNAA_TEARDOWN_REPEAT=${SNAA_TEARDOWN_REPEAT:-1}
+	export SNAA_TEARDOWN_REPEAT="${SNAA_TEARDOWN_REPEAT:-1}"
 fi
 # On the debug kernel (KASAN makes everything several times slower): the
 # tests that exercise the most kernel code per second.  verbs and ktest
@@ -203,6 +203,7 @@ not_ok() {
 # bg NAME FUNCTION: run FUNCTION (stages that call suite) in the
 # background, in a process group of its own; bg_collect prints its output and
 # adds its counts.
+# shellcheck disable=SC2030 # the counts are the subshell's own, on purpose
 bg() {
 	# job control on: the job gets a process group of its own, which
 	# the EXIT trap can end with everything it started
@@ -221,6 +222,7 @@ bg() {
 	echo "# ---- stage $1 runs in the background"
 }
 
+# shellcheck disable=SC2031 # the lanes' counts come back in files
 bg_collect() {
 	for j in $bg_jobs; do
 		wait "${j%%:*}"
