@@ -342,6 +342,14 @@ cnt_snap() {
 		"/sys/class/infiniband/$1/ports/1/hw_counters"/* >"$2"
 }
 
+# cnt_changed BEFORE AFTER: "name=delta" of every counter that moved
+# between the snapshots, separated by spaces.
+cnt_changed() {
+	awk 'NR == FNR { b[$1] = $2; next }
+	     $2 != b[$1] { printf "%s%s=%d", s, $1, $2 - b[$1]; s = " " }' \
+		"$1" "$2"
+}
+
 # cnt_delta BEFORE AFTER NAME: how much counter NAME grew between the
 # snapshots (empty if there is no such counter).
 cnt_delta() {

@@ -189,7 +189,7 @@ check_deltas() {
 
 # nonzero_deltas: the counters that changed, for diagnostics.
 nonzero_deltas() {
-	deltas | awk '$2 != 0 { printf "%s%s=%d", s, $1, $2; s = " " }'
+	cnt_changed "$MF_TMP/before" "$MF_TMP/after"
 }
 
 # settle EXPECT: wait until the expected counter changes happened (the

@@ -156,7 +156,7 @@ sk_loop() {
 						# this one's)
 						for d in a b; do
 							echo "counters of snaa$([ $d = a ] && echo 0 || echo 1) during the run:" \
-								"$(sk_deltas "$sl_c.${d}0" "$sl_c.${d}1")"
+								"$(cnt_changed "$sl_c.${d}0" "$sl_c.${d}1")"
 						done
 					} >>"$SK_TMP/$sl_name.failed"
 				fi
@@ -164,12 +164,6 @@ sk_loop() {
 		done
 	) &
 	SK_PIDS="$SK_PIDS $!"
-}
-
-# sk_deltas BEFORE AFTER: "name=delta" of every counter that changed.
-sk_deltas() {
-	awk 'NR == FNR { b[$1] = $2; next }
-	     $2 != b[$1] { printf "%s=%d ", $1, $2 - b[$1] }' "$1" "$2"
 }
 
 sk_loop rc 'timeout -k 10 600 "$RC_TEST" --dev-a snaa0 --dev-b snaa1 \
