@@ -296,25 +296,33 @@ out:
 /* Foreign keys                                                        */
 /* ------------------------------------------------------------------ */
 
-int read_victim_info(const char *path)
+/*
+ * Parse an abuse_victim --info-file: up to @max_qpn "qpn" lines into
+ * @qpn and up to @max_canary "canary" lines into @canary; the counts into
+ * *@nqpn and *@ncanary.  -1 (and a message) if the file cannot be read.
+ */
+static int parse_victim_info(const char *path, uint32_t *qpn, int max_qpn,
+			     int *nqpn, struct canary *canary, int max_canary,
+			     int *ncanary)
 {
 	char line[256], dev[64], who;
 	unsigned long long addr;
-	unsigned int len, lkey, rkey, qpn;
+	unsigned int len, lkey, rkey, n;
 	FILE *f = fopen(path, "r");
 
+	*nqpn = *ncanary = 0;
 	if (!f) {
 		fprintf(stderr, "abuser: %s: %s\n", path, strerror(errno));
 		return -1;
 	}
 	while (fgets(line, sizeof(line), f)) {
-		if (sscanf(line, "qpn %c %x", &who, &qpn) == 2 &&
-		    nvictim_qpn < 8)
-			victim_qpn[nvictim_qpn++] = qpn;
+		if (sscanf(line, "qpn %c %x", &who, &n) == 2 &&
+		    *nqpn < max_qpn)
+			qpn[(*nqpn)++] = n;
 		else if (sscanf(line, "canary %c %63s %llx %u %x %x", &who,
 				dev, &addr, &len, &lkey, &rkey) == 6 &&
-			 ncanary < 4) {
-			struct canary *k = &canaries[ncanary++];
+			 *ncanary < max_canary) {
+			struct canary *k = &canary[(*ncanary)++];
 
 			snprintf(k->dev, sizeof(k->dev), "%s", dev);
 			k->addr = addr;
@@ -325,6 +333,15 @@ int read_victim_info(const char *path)
 	}
 	fclose(f);
 	return 0;
+}
+
+int read_victim_info(const char *path)
+{
+	return parse_victim_info(path, victim_qpn,
+				 (int)(sizeof(victim_qpn) / sizeof(victim_qpn[0])),
+				 &nvictim_qpn, canaries,
+				 (int)(sizeof(canaries) / sizeof(canaries[0])),
+				 &ncanary);
 }
 
 /* A loopback pair on a fresh context of dev, for a clean experiment. */
@@ -852,32 +869,10 @@ struct lo_victim {
 
 static int read_lo_victim(const char *path, struct lo_victim *v)
 {
-	char line[256], who;
-	unsigned long long addr;
-	unsigned int len, lkey, rkey, qpn;
-	FILE *f = fopen(path, "r");
-
 	memset(v, 0, sizeof(*v));
-	if (!f) {
-		vu_diag("%s: %s", path, strerror(errno));
+	if (parse_victim_info(path, v->qpn, 2, &v->nqpn, v->canary, 2,
+			      &v->ncanary))
 		return -1;
-	}
-	while (fgets(line, sizeof(line), f)) {
-		struct canary *k = &v->canary[v->ncanary];
-
-		if (sscanf(line, "qpn %c %x", &who, &qpn) == 2 && v->nqpn < 2)
-			v->qpn[v->nqpn++] = qpn;
-		else if (v->ncanary < 2 &&
-			 sscanf(line, "canary %c %63s %llx %u %x %x", &who,
-				k->dev, &addr, &len, &lkey, &rkey) == 6) {
-			k->addr = addr;
-			k->len = len;
-			k->lkey = lkey;
-			k->rkey = rkey;
-			v->ncanary++;
-		}
-	}
-	fclose(f);
 	if (v->nqpn != 2 || v->ncanary != 2 ||
 	    strcmp(v->canary[0].dev, v->canary[1].dev)) {
 		vu_diag("%s: want two QPs and two canaries on one device", path);
