@@ -450,14 +450,10 @@ take_jobs() {
 	done
 }
 
-# The debug groups in the order lane A (reversed) and lane B take them.
+# debug_jobs [-r]: the debug groups' job names, in the order lane B takes
+# them (-r: reversed, lane A's order).
 debug_jobs() {
-	for g in $(debug_groups); do
-		printf 'debug-%s ' "$g"
-	done
-}
-debug_jobs_reversed() {
-	for g in $(debug_groups | sort -rn); do
+	for g in $(debug_groups | sort -n ${1:+"$1"}); do
 		printf 'debug-%s ' "$g"
 	done
 }
@@ -492,7 +488,7 @@ all | full)
 	bg host-kbuild stage_host_kbuild
 	run_stage vm stage_vm
 	# shellcheck disable=SC2046 # a list of job names
-	take_jobs compat $(debug_jobs_reversed)
+	take_jobs compat $(debug_jobs -r)
 	bg_collect
 	;;
 esac
