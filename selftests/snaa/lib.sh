@@ -240,6 +240,13 @@ snaa_install_module() {
 		cp "$(dirname "$SNAA_KO")/snaa_doorbell.ko" "$kdir/updates/"
 		depmod -a
 	fi
+	# SNAA_DYNDBG="+p" (or "func snaa_qp_error +p"-style flags for the
+	# whole module): the driver's debug messages, in dmesg, from load on
+	rm -f /etc/modprobe.d/snaa-dyndbg.conf
+	if [ -n "${SNAA_DYNDBG:-}" ]; then
+		echo "options snaa dyndbg=\"$SNAA_DYNDBG\"" \
+			>/etc/modprobe.d/snaa-dyndbg.conf
+	fi
 }
 
 # Use the build-tree provider, not an installed one.

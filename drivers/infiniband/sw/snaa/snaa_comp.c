@@ -187,6 +187,9 @@ static void snaa_comp_progress(struct snaa_qp *qp)
  */
 static void snaa_comp_fail(struct snaa_qp *qp, enum ib_wc_status status)
 {
+	snaa_dbg(qp->sdev, "QP %u: %s, acknowledged up to PSN %#x, sent up to %#x\n",
+		 qp->ibqp.qp_num, ib_wc_status_msg(status), qp->comp.psn,
+		 qp->req.psn_max);
 	if (qp->sq.kidx != qp->req.head)
 		snaa_sq_complete(qp, status);
 	snaa_comp_stop_timers(qp);

@@ -431,6 +431,9 @@ void snaa_qp_error(struct snaa_qp *qp, enum ib_event_type event)
 		spin_unlock_irqrestore(&qp->state_lock, flags);
 		return;
 	}
+	snaa_dbg(qp->sdev, "QP %u: %s -> ERR (event %d) from %pS\n",
+		 qp->ibqp.qp_num, snaa_qp_state_name[qp->state], event,
+		 __builtin_return_address(0));
 	WRITE_ONCE(qp->state, IB_QPS_ERR);
 	if (event)
 		set_bit(event, &qp->upcalls);

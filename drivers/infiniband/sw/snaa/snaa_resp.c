@@ -233,6 +233,8 @@ static void snaa_resp_fatal(struct snaa_qp *qp, const struct snaa_pkt *pkt,
 {
 	struct snaa_recv_state *r = &qp->recv;
 
+	snaa_dbg(qp->sdev, "QP %u: NAK code %u for opcode %#x PSN %#x (expected %#x)\n",
+		 qp->ibqp.qp_num, code, pkt->bth.opcode, pkt->bth.psn, r->epsn);
 	snaa_resp_nak(qp, snaa_aeth_syndrome(SNAA_AETH_NAK, code),
 		      pkt->bth.psn);
 	snaa_recv_abort(qp);
