@@ -170,10 +170,10 @@ sk_loop rc 'timeout -k 10 600 "$RC_TEST" --dev-a snaa0 --dev-b snaa1 \
 	--cases 7 --stream 16777216 --ack-timeout 18 --netem-expect any'
 sk_loop uc 'timeout -k 10 600 "$UC_TEST" --dev-a snaa0 --dev-b snaa0 \
 	--timeout 120 --sizes 0,1,64,mtu-1,mtu,mtu+1,64K'
-# verbs_test's RC QPs get a local ACK timeout of 1 s, as rc_test's (its
-# own default is 268 ms on the debug kernel).  Under the soak's load case
-# 13's QPs still end in RETRY_EXC_ERR in about half the runs, rc_test's
-# never: not understood yet (issue 23's note).
+# SNAA_TIME_SCALE=16 gives verbs_test's RC QPs a local ACK timeout of 1 s,
+# as rc_test's: behind the rc loop's stream the link's queue delays a
+# packet by more than eight of the default 67 ms timeouts, and case 13's
+# QPs then rightly ended in RETRY_EXC_ERR.
 sk_loop ud 'SNAA_TIME_SCALE=16 timeout -k 10 600 "$VERBS_TEST" \
 	--dev-a snaa0 --dev-b snaa1 --cases 8,13'
 sk_loop fuzzer 'ip netns exec snaa-a timeout -k 10 600 "$RAWPKT" \
