@@ -3,7 +3,8 @@
 #
 # NAAICE RPCs end to end: naa-server (the software NAA) and naa-client
 # (userspace/libnaaice) over RC + rdma_cm, on rdma_rxe and on snaa, both
-# wire generations, every function, 1 B .. 512 MiB, 1 .. 32 regions,
+# wire generations, every function, 1 B .. 512 MiB (snaa; 64 MiB on
+# rdma_rxe), 1 .. 32 regions,
 # concurrent clients and every error path (MRSP errors, unknown function,
 # a server killed in the middle of RPCs, no server at all).  Runs as root
 # inside the test VM:
@@ -203,7 +204,10 @@ suite() {
 		--wire upstream --fn crc32c --size 4K --regions 2 --count 2
 	rpc "$dev spec add 64 MiB" 0 -- --port 12345 --fn add --size 64M \
 		--regions 1 --timeout 120000
-	big "$dev"
+	# the 512 MiB RPC tests the library and the NAA at the top of the
+	# range, the same on any device: on snaa only (on rdma_rxe it took
+	# twice as long and added nothing)
+	[ "$dev" = snaa ] && big "$dev"
 	rpc "$dev not enough NAA memory -> MRSP error" 4 "not enough memory" \
 		-- --port 12347 --size 2M --regions 1
 	rpc "$dev no NAA on the port -> connection error" 3 -- --port 12399 \
