@@ -48,12 +48,12 @@ KTEST_BUILD := $(PWD)/$(shell sh scripts/modbuild.sh '$(KVER)' $(KTEST_DIR))
 
 export SNAA_KVER := $(KVER)
 
-.PHONY: all modules provider unit selftests ktest install modules_install \
+.PHONY: all modules provider unit selftests ktest common install modules_install \
 	naaice wcubuf dkms-install check check-full check-deps check-host check-vm \
 	check-compat check-debug demo demo-naaice demo-wcubuf deps \
 	style sparse clean help bench bench-naaice bench-wcubuf fuzz soak
 
-all: modules provider unit selftests ktest naaice wcubuf
+all: modules provider unit selftests ktest common naaice wcubuf
 
 help:
 	@awk 'NR < 3 { next } /^#/ { print; next } { exit }' Makefile
@@ -67,6 +67,10 @@ provider:
 
 unit:
 	$(MAKE) -C tests/unit
+
+# What every snaa tool shares: command line helpers, CRC-32C.
+common:
+	$(MAKE) -C userspace/common
 
 # NAAICE API library and the software NAA tools (Documentation/naaice.rst).
 naaice:
@@ -176,6 +180,7 @@ clean:
 	$(MAKE) -C userspace/provider clean
 	$(MAKE) -C userspace/libnaaice clean
 	$(MAKE) -C userspace/libwcubuf clean
+	$(MAKE) -C userspace/common clean
 	$(MAKE) -C tests/unit clean
 	$(MAKE) -C tests/fuzz clean
 	$(MAKE) -C selftests/snaa clean

@@ -291,6 +291,7 @@ stage_host() {
 	suite unit make -s -C tests/unit check
 	suite fuzz make -s -C tests/fuzz check
 	suite provider make -s -C userspace/provider check
+	suite common make -s -C userspace/common check
 	suite naaice make -s -C userspace/libnaaice check
 	suite wcubuf make -s -C userspace/libwcubuf check
 }

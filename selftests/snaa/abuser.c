@@ -100,7 +100,7 @@
  * 4 (kselftest SKIP) if the device is missing.
  *
  * Build: make -C selftests/snaa abuser (abuser*.c, abuser.h, verbs_util.c,
- * opt_util.c, the snaa uapi header; -pthread -libverbs)
+ * userspace/common/snaa_opt.c, the snaa uapi header; -pthread -libverbs)
  */
 #define _GNU_SOURCE
 

@@ -21,7 +21,7 @@
  * no such device.
  *
  * Build: make -C selftests/snaa objhog (objhog.c, verbs_util.c and
- * opt_util.c; -libverbs)
+ * userspace/common/snaa_opt.c; -libverbs)
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -35,7 +35,7 @@
 
 #include <infiniband/verbs.h>
 
-#include "opt_util.h"
+#include "snaa_opt.h"
 #include "verbs_util.h"
 
 #define EXIT_FAILED	3

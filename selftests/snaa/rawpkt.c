@@ -9,7 +9,7 @@
  *
  * Used by malformed.sh: the sender side needs no RDMA device at all.
  *
- * Build: make -C selftests/snaa rawpkt (rawpkt.c, opt_util.c, the
+ * Build: make -C selftests/snaa rawpkt (rawpkt.c, snaa_opt.c, the
  * driver's snaa_wire.c and tests/lib/hexline.c, with
  * -I drivers/infiniband/sw/snaa -I tests/unit -I tests/lib).
  *
@@ -55,7 +55,7 @@
 #include "snaa_wire.h"
 #include "crc32_le.h"
 #include "hexline.h"
-#include "opt_util.h"
+#include "snaa_opt.h"
 
 #define ETH_HDR		14
 #define IP_HDR		SNAA_IPV4_HDR_BYTES

@@ -58,7 +58,7 @@
  * setup failed, 2 usage error, 4 (skip) a device is missing.
  *
  * Build: make -C selftests/snaa rc_test (rc_test.c, verbs_util.c and
- * opt_util.c; -libverbs -lpthread)
+ * userspace/common/snaa_opt.c; -libverbs -lpthread)
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -74,7 +74,7 @@
 
 #include <infiniband/verbs.h>
 
-#include "opt_util.h"
+#include "snaa_opt.h"
 #include "verbs_util.h"
 
 #define MIB		(1024 * 1024)

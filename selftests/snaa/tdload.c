@@ -35,7 +35,7 @@
  * 4 (skip) a device is missing.
  *
  * Build: make -C selftests/snaa tdload (tdload.c, verbs_util.c and
- * opt_util.c; -libverbs -lpthread)
+ * userspace/common/snaa_opt.c; -libverbs -lpthread)
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -55,7 +55,7 @@
 
 #include <infiniband/verbs.h>
 
-#include "opt_util.h"
+#include "snaa_opt.h"
 #include "verbs_util.h"
 
 #define EXIT_LOST	3

@@ -65,7 +65,7 @@
  * is missing.
  *
  * Build: make -C selftests/snaa uc_netem (uc_netem.c, verbs_util.c and
- * opt_util.c, with -libverbs)
+ * userspace/common/snaa_opt.c, with -libverbs)
  */
 #define _GNU_SOURCE
 #include <ctype.h>
@@ -82,7 +82,7 @@
 
 #include <infiniband/verbs.h>
 
-#include "opt_util.h"
+#include "snaa_opt.h"
 #include "verbs_util.h"
 
 #define PRE		16		/* messages before impairing */

@@ -37,7 +37,7 @@
  * The CQ is polled every 100 ms and before every command.
  *
  * Build: make -C selftests/snaa uc_target (uc_target.c, verbs_util.c and
- * opt_util.c; -I tests/unit for crc32_le.h; -libverbs)
+ * userspace/common/snaa_opt.c; -I tests/unit for crc32_le.h; -libverbs)
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -55,7 +55,7 @@
 #include <infiniband/verbs.h>
 
 #include "crc32_le.h"
-#include "opt_util.h"
+#include "snaa_opt.h"
 #include "verbs_util.h"
 
 #define EXTRA_RECV	64	/* receive WRs "post" may add */

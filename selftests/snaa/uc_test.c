@@ -79,7 +79,7 @@
  * missing.
  *
  * Build: make -C selftests/snaa uc_test (uc_test.c, verbs_util.c and
- * opt_util.c, with -libverbs)
+ * userspace/common/snaa_opt.c, with -libverbs)
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -95,7 +95,7 @@
 
 #include <infiniband/verbs.h>
 
-#include "opt_util.h"
+#include "snaa_opt.h"
 #include "verbs_util.h"
 
 #define PSN_AB		0xfffff0u	/* A's sq_psn = B's rq_psn */

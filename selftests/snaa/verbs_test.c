@@ -87,7 +87,7 @@
  * is missing.
  *
  * Build: make -C selftests/snaa verbs_test (verbs_test.c, verbs_util.c and
- * opt_util.c, with -libverbs)
+ * userspace/common/snaa_opt.c, with -libverbs)
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -109,7 +109,7 @@
 
 #include <infiniband/verbs.h>
 
-#include "opt_util.h"
+#include "snaa_opt.h"
 #include "verbs_util.h"
 
 #define CQ_DEPTH	256

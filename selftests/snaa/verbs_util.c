@@ -16,7 +16,7 @@
 #include <unistd.h>
 #include <sys/ioctl.h>
 
-#include "opt_util.h"
+#include "snaa_opt.h"
 #include "verbs_util.h"
 
 #define PROG program_invocation_short_name

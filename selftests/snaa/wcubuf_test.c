@@ -28,7 +28,7 @@
 #include <infiniband/verbs.h>
 
 #include "snaadv.h"
-#include "opt_util.h"
+#include "snaa_opt.h"
 #include "verbs_util.h"
 
 #define NRECV		64	/* ACK/NACK receive WRs of the worker */

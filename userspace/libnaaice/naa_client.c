@@ -7,6 +7,7 @@
  */
 #define _GNU_SOURCE
 #include <getopt.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,7 +16,7 @@
 #include <unistd.h>
 
 #include "naa_kernels.h"
-#include "naa_tool.h"
+#include "snaa_opt.h"
 #include "naaice_int.h"
 
 enum naa_exit {
@@ -161,6 +162,24 @@ static void *naa_alloc(size_t len)
 	return p;
 }
 
+/* --internal ADDR:SIZE, one more region the client advertises */
+static void naa_internal_opt(const char *arg, uintptr_t *addr, size_t *size,
+			     unsigned int *n)
+{
+	const char *colon = strchr(arg, ':');
+	char a[32];
+
+	if (!colon || (size_t)(colon - arg) >= sizeof(a))
+		opt_usage_error("--internal: '%s' is not ADDR:SIZE", arg);
+	if (*n >= NAAICE_MRSP_MAX_COUNT)
+		opt_usage_error("--internal: more than %d regions",
+				NAAICE_MRSP_MAX_COUNT);
+	memcpy(a, arg, (size_t)(colon - arg));
+	a[colon - arg] = 0;
+	addr[*n] = (uintptr_t)opt_u64("--internal", a, UINTPTR_MAX);
+	size[(*n)++] = (size_t)opt_size("--internal", colon + 1, 0, 1ULL << 40);
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -194,61 +213,45 @@ int main(int argc, char **argv)
 	int quiet = 0, o, ret = NAA_EXIT_OK, known;
 	enum naa_poll pmode = NAA_POLL_WAIT;
 	long done = 0;
-	char *end;
 
-	while ((o = getopt_long(argc, argv, "a:p:f:s:r:c:w:i:t:P:qh", opts,
+	opterr = 0;
+	while ((o = getopt_long(argc, argv, ":a:p:f:s:r:c:w:i:t:P:qh", opts,
 				NULL)) != -1) {
 		switch (o) {
 		case 'a':
 			to = optarg;
 			break;
 		case 'p':
-			port = strtol(optarg, &end, 10);
-			if (*end || port < 1 || port > 65535)
-				goto bad;
+			port = opt_long("--port", optarg, 1, 65535);
 			break;
 		case 'f':
 			fn = naa_fn_parse(optarg);
 			if (!fn)
-				goto bad;
+				opt_usage_error("--fn: '%s' is no function (add, "
+						"sum, crc32c, matmul, inc or a "
+						"code 1..255)", optarg);
 			break;
 		case 's':
-			size = naa_parse_size(optarg);
-			if (size < 1 || size > UINT32_MAX)
-				goto bad;
+			size = (long long)opt_size("--size", optarg, 1,
+						   UINT32_MAX);
 			break;
 		case 'r':
-			regions = strtol(optarg, &end, 10);
-			if (*end || regions < 1 ||
-			    regions > NAAICE_MRSP_MAX_COUNT - 2)
-				goto bad;
+			regions = opt_long("--regions", optarg, 1,
+					   NAAICE_MRSP_MAX_COUNT - 2);
 			break;
 		case 'c':
-			count = strtol(optarg, &end, 10);
-			if (*end || count < 1)
-				goto bad;
+			count = opt_long("--count", optarg, 1, LONG_MAX);
 			break;
 		case 'w':
 			if (naaice_wire_parse(optarg, &wire))
-				goto bad;
+				opt_usage_error("--wire: '%s' is neither spec "
+						"nor upstream", optarg);
 			break;
-		case 'i': {
-			char *colon = strchr(optarg, ':');
-			long long s;
-
-			if (!colon || n_int >= NAAICE_MRSP_MAX_COUNT)
-				goto bad;
-			iaddr[n_int] = strtoull(optarg, &end, 0);
-			s = naa_parse_size(colon + 1);
-			if (end != colon || s < 0)
-				goto bad;
-			isize[n_int++] = (size_t)s;
+		case 'i':
+			naa_internal_opt(optarg, iaddr, isize, &n_int);
 			break;
-		}
 		case 't':
-			tmo = strtol(optarg, &end, 10);
-			if (*end || tmo < 1)
-				goto bad;
+			tmo = opt_long("--timeout", optarg, 1, INT_MAX);
 			break;
 		case 'P':
 			if (!strcmp(optarg, "wait"))
@@ -258,27 +261,20 @@ int main(int argc, char **argv)
 			else if (!strcmp(optarg, "nonblocking"))
 				pmode = NAA_POLL_NONBLOCKING;
 			else
-				goto bad;
+				opt_usage_error("--poll: '%s' is not wait, "
+						"blocking or nonblocking",
+						optarg);
 			break;
 		case 'q':
 			quiet = 1;
 			break;
-		case 'h':
-			naa_usage(stdout);
-			return 0;
 		default:
-			naa_usage(stderr);
-			return NAA_EXIT_USAGE;
+			opt_help_or_error(o, argv, naa_usage);
 		}
 	}
-	if (!to || optind != argc) {
-		fprintf(stderr, optind != argc ?
-			"naa-client: unexpected argument '%s'\n" :
-			"naa-client: --to IP is required%s\n",
-			optind != argc ? argv[optind] : "");
-		naa_usage(stderr);
-		return NAA_EXIT_USAGE;
-	}
+	opt_no_operands(argc, argv);
+	if (!to)
+		opt_usage_error("--to IP is required");
 	known = fn <= NAA_FN_LAST;
 	if (fn == NAA_FN_INC && wire != NAAICE_WIRE_SPEC) {
 		fprintf(stderr, "naa-client: inc needs the spec wire (the "
@@ -425,8 +421,4 @@ out:
 	free(want.p);
 	free(rtt);
 	return ret;
-bad:
-	fprintf(stderr, "naa-client: invalid value '%s'\n", optarg);
-	naa_usage(stderr);
-	return NAA_EXIT_USAGE;
 }

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "naa_kernels.h"
+#include "snaa_crc32c.h"
 
 static const char *const naa_fn_names[] = {
 	[NAA_FN_ADD] = "add",
@@ -66,28 +67,10 @@ size_t naa_result_size(uint8_t fn, unsigned int n_in, size_t in_size)
 	return 0;
 }
 
-static uint32_t naa_crc_table[256];
-
-static void naa_crc_init(void)
-{
-	for (uint32_t i = 0; i < 256; i++) {
-		uint32_t c = i;
-
-		for (int k = 0; k < 8; k++)
-			c = c & 1 ? (c >> 1) ^ 0x82f63b78u : c >> 1;
-		naa_crc_table[i] = c;
-	}
-}
-
 /* Start with crc = 0; chain by passing the previous result. */
 uint32_t naa_crc32c(uint32_t crc, const uint8_t *p, size_t len)
 {
-	if (!naa_crc_table[1])
-		naa_crc_init();
-	crc = ~crc;
-	while (len--)
-		crc = naa_crc_table[(crc ^ *p++) & 0xff] ^ (crc >> 8);
-	return ~crc;
+	return ~snaa_crc32c_update(~crc, p, len);
 }
 
 static void naa_put_le(uint8_t *p, uint64_t v, unsigned int n)

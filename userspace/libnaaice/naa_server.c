@@ -8,6 +8,7 @@
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <getopt.h>
+#include <limits.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -16,7 +17,7 @@
 #include <unistd.h>
 
 #include "naa_kernels.h"
-#include "naa_tool.h"
+#include "snaa_opt.h"
 #include "naaice_int.h"
 
 static volatile sig_atomic_t naa_stop;
@@ -183,38 +184,32 @@ int main(int argc, char **argv)
 	};
 	struct naaice_communication_context *lst, *conn;
 	enum naaice_wire wire = NAAICE_WIRE_SPEC;
-	long long mem = 1LL << 30, v;
+	long long mem = 1LL << 30;
 	long port = NAAICE_DEFAULT_PORT, maxr = MAX_MRS, tmo = 30000;
 	struct sigaction sa = { .sa_handler = naa_on_signal };
-	char *end;
 	int o, once = 0;
 
-	while ((o = getopt_long(argc, argv, "p:w:m:r:t:1qh", opts, NULL)) != -1) {
+	opterr = 0;
+	while ((o = getopt_long(argc, argv, ":p:w:m:r:t:1qh", opts, NULL)) != -1) {
 		switch (o) {
 		case 'p':
-			port = strtol(optarg, &end, 10);
-			if (*end || port < 1 || port > 65535)
-				goto bad;
+			port = opt_long("--port", optarg, 1, 65535);
 			break;
 		case 'w':
 			if (naaice_wire_parse(optarg, &wire))
-				goto bad;
+				opt_usage_error("--wire: '%s' is neither spec "
+						"nor upstream", optarg);
 			break;
 		case 'm':
-			v = naa_parse_size(optarg);
-			if (v < 1)
-				goto bad;
-			mem = v;
+			mem = (long long)opt_size("--mem-limit", optarg, 1,
+						  1ULL << 40);
 			break;
 		case 'r':
-			maxr = strtol(optarg, &end, 10);
-			if (*end || maxr < 1 || maxr > NAAICE_MRSP_MAX_COUNT)
-				goto bad;
+			maxr = opt_long("--max-regions", optarg, 1,
+					NAAICE_MRSP_MAX_COUNT);
 			break;
 		case 't':
-			tmo = strtol(optarg, &end, 10);
-			if (*end || tmo < 1)
-				goto bad;
+			tmo = opt_long("--timeout", optarg, 1, INT_MAX);
 			break;
 		case '1':
 			once = 1;
@@ -222,23 +217,14 @@ int main(int argc, char **argv)
 		case 'q':
 			naa_quiet = 1;
 			break;
-		case 'h':
-			naa_usage(stdout);
-			return 0;
 		default:
-			naa_usage(stderr);
-			return 2;
+			opt_help_or_error(o, argv, naa_usage);
 		}
 	}
-	if (optind != argc) {
-		fprintf(stderr, "naa-server: unexpected argument '%s'\n",
-			argv[optind]);
-		return 2;
-	}
+	opt_no_operands(argc, argv);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
-	naa_crc32c(0, NULL, 0);	/* builds the table before any thread */
 	if (naaice_swnaa_init_communication_context(&lst, (uint16_t)port)) {
 		fprintf(stderr, "naa-server: cannot listen on port %ld\n",
 			port);
@@ -305,9 +291,4 @@ int main(int argc, char **argv)
 	naaice_swnaa_disconnect_and_cleanup(lst);
 	naa_log("naa-server: stopped after %lu clients\n", naa_next_id);
 	return 0;
-bad:
-	fprintf(stderr, "naa-server: invalid value '%s' for %s\n", optarg,
-		argv[optind - 1]);
-	naa_usage(stderr);
-	return 2;
 }

@@ -136,7 +136,7 @@ static int parse(struct opts *o, int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
-	long long v, ring = -1, frame = -1;
+	long long ring = -1, frame = -1;
 	int c;
 
 	memset(o, 0, sizeof(*o));
@@ -144,75 +144,49 @@ static int parse(struct opts *o, int argc, char **argv)
 	o->idle_s = 60;
 	o->gid_index = -1;
 	o->image = -1;
-	while ((c = getopt_long(argc, argv, "d:r:s:c:I:vi:g:p:h", lopts,
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":d:r:s:c:I:vi:g:p:h", lopts,
 				NULL)) != -1) {
 		switch (c) {
 		case 'd': o->dev = optarg; break;
 		case 'r':
-			if ((ring = wcu_parse_size(optarg)) < 0)
-				goto bad;
+			ring = (long long)opt_size("--ring-size", optarg, 128,
+						   1ULL << 40);
 			break;
 		case 's':
-			frame = wcu_parse_size(optarg);
-			if (frame < 64 || frame % 64 || frame > (1LL << 31))
-				goto bad;
+			frame = wcu_frame_size_opt(optarg);
 			break;
 		case 'c':
-			if ((v = wcu_parse_num(optarg, 0, 10000000)) < 0)
-				goto bad;
-			o->consume_delay_us = (long)v;
+			o->consume_delay_us = opt_long("--consume-delay-us",
+						       optarg, 0, 10000000);
 			break;
 		case 'I':
-			if ((v = wcu_parse_num(optarg, 0, 86400)) < 0)
-				goto bad;
-			o->idle_s = (long)v;
+			o->idle_s = opt_long("--idle-s", optarg, 0, 86400);
 			break;
 		case 'v': o->verify = true; break;
 		case 'i':
-			if ((o->image = wcubuf_image_parse(optarg)) < 0)
-				goto bad;
+			o->image = wcu_image_opt(optarg);
 			break;
 		case 'g':
-			if ((v = wcu_parse_num(optarg, 0, 65535)) < 0)
-				goto bad;
-			o->gid_index = (int)v;
+			o->gid_index = opt_int("--gid-index", optarg, 0, 65535);
 			break;
 		case 'p':
-			if ((v = wcu_parse_num(optarg, 1, 255)) < 0)
-				goto bad;
-			o->port = (int)v;
+			o->port = opt_int("--port", optarg, 1, 255);
 			break;
-		case 'h':
-			usage(stdout);
-			exit(EX_OK);
 		default:
-			usage(stderr);
-			return -1;
+			opt_help_or_error(c, argv, usage);
 		}
 	}
-	if (optind != argc) {
-		fprintf(stderr, "wcubuf-emu: unexpected argument '%s'\n",
-			argv[optind]);
-		return -1;
-	}
-	if (ring < 0 || frame < 0) {
-		fprintf(stderr, "wcubuf-emu: --ring-size and --frame-size are "
-			"required (--help)\n");
-		return -1;
-	}
-	if (ring % frame || ring < 2 * frame || ring / frame > 65536) {
-		fprintf(stderr, "wcubuf-emu: --ring-size %lld must be a "
-			"multiple of --frame-size %lld, of 2 to 65536 frames\n",
-			ring, frame);
-		return -1;
-	}
+	opt_no_operands(argc, argv);
+	if (ring < 0 || frame < 0)
+		opt_usage_error("--ring-size and --frame-size are required");
+	if (ring % frame || ring < 2 * frame || ring / frame > 65536)
+		opt_usage_error("--ring-size %lld must be a multiple of "
+				"--frame-size %lld, of 2 to 65536 frames",
+				ring, frame);
 	o->ring_size = (uint64_t)ring;
 	o->frame_size = (uint32_t)frame;
 	return 0;
-bad:
-	fprintf(stderr, "wcubuf-emu: invalid value '%s' for %s (--help)\n",
-		optarg, argv[optind - 1]);
-	return -1;
 }
 
 static void add_counts(struct counts *to, const struct counts *c)

@@ -3,6 +3,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "snaa_crc32c.h"
 #include "wcubuf.h"
 
 #define PIXELS		(WCUBUF_IMAGE_COLS * WCUBUF_IMAGE_ROWS)
@@ -23,6 +24,16 @@ static uint64_t get_be(const uint8_t *p, unsigned int n)
 	for (unsigned int i = 0; i < n; i++)
 		v = v << 8 | p[i];
 	return v;
+}
+
+uint32_t wcubuf_crc32c(const void *p, size_t len)
+{
+	return snaa_crc32c(p, len);
+}
+
+uint32_t wcubuf_crc32c_update(uint32_t crc, const void *p, size_t len)
+{
+	return snaa_crc32c_update(crc, p, len);
 }
 
 int wcubuf_image_parse(const char *s)

@@ -144,7 +144,7 @@ static int parse(struct opts *o, int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
-	long long v, frame = -1;
+	long long frame = -1;
 	int c, image = -1;
 
 	memset(o, 0, sizeof(*o));
@@ -154,71 +154,51 @@ static int parse(struct opts *o, int argc, char **argv)
 	o->inflight = 16;
 	o->timeout_ms = 20000;
 	o->frames = UINT64_MAX;
-	while ((c = getopt_long(argc, argv, "d:t:q:n:s:i:w:T:g:p:Sh", lopts,
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":d:t:q:n:s:i:w:T:g:p:Sh", lopts,
 				NULL)) != -1) {
 		switch (c) {
 		case 'd': o->dev = optarg; break;
 		case 't': o->to = optarg; break;
 		case 'q':
-			if ((v = wcu_parse_num(optarg, 1, 0xffffff)) < 0)
-				goto bad;
-			o->status_qpn = (uint32_t)v;
+			o->status_qpn = (uint32_t)opt_long("--status-qpn",
+							   optarg, 1, 0xffffff);
 			break;
 		case 'n':
-			if ((v = wcu_parse_num(optarg, 1, INT64_MAX)) < 0)
-				goto bad;
-			o->frames = (uint64_t)v;
+			o->frames = (uint64_t)opt_long("--frames", optarg, 1,
+						       INT64_MAX);
 			break;
 		case 's':
-			frame = wcu_parse_size(optarg);
-			if (frame < 64 || frame % 64 || frame > (1LL << 31))
-				goto bad;
+			frame = wcu_frame_size_opt(optarg);
 			break;
 		case 'i':
-			if ((image = wcubuf_image_parse(optarg)) < 0)
-				goto bad;
+			image = wcu_image_opt(optarg);
 			break;
 		case 'w':
-			if ((v = wcu_parse_num(optarg, 1, MAX_INFLIGHT)) < 0)
-				goto bad;
-			o->inflight = (uint32_t)v;
+			o->inflight = (uint32_t)opt_long("--inflight", optarg,
+							 1, MAX_INFLIGHT);
 			break;
 		case 'T':
-			if ((v = wcu_parse_num(optarg, 1, 3600000)) < 0)
-				goto bad;
-			o->timeout_ms = (uint32_t)v;
+			o->timeout_ms = (uint32_t)opt_long("--timeout-ms",
+							   optarg, 1, 3600000);
 			break;
 		case 'g':
-			if ((v = wcu_parse_num(optarg, 0, 65535)) < 0)
-				goto bad;
-			o->gid_index = (int)v;
+			o->gid_index = opt_int("--gid-index", optarg, 0, 65535);
 			break;
 		case 'p':
-			if ((v = wcu_parse_num(optarg, 1, 255)) < 0)
-				goto bad;
-			o->port = (int)v;
+			o->port = opt_int("--port", optarg, 1, 255);
 			break;
 		case 'S':
 			o->static_images = true;
 			break;
-		case 'h':
-			usage(stdout);
-			exit(EX_OK);
 		default:
-			usage(stderr);
-			return -1;
+			opt_help_or_error(c, argv, usage);
 		}
 	}
-	if (optind != argc) {
-		fprintf(stderr, "wcubuf-send: unexpected argument '%s'\n",
-			argv[optind]);
-		return -1;
-	}
-	if (!o->to || o->frames == UINT64_MAX || frame < 0 || image < 0) {
-		fprintf(stderr, "wcubuf-send: --to, --frames, --frame-size and "
-			"--image are required (--help)\n");
-		return -1;
-	}
+	opt_no_operands(argc, argv);
+	if (!o->to || o->frames == UINT64_MAX || frame < 0 || image < 0)
+		opt_usage_error("--to, --frames, --frame-size and --image are "
+				"required");
 	o->frame_size = (uint32_t)frame;
 	o->image = (enum wcubuf_image_kind)image;
 	if (!wcubuf_frame_images(o->frame_size, o->image)) {
@@ -235,10 +215,6 @@ static int parse(struct opts *o, int argc, char **argv)
 		return -1;
 	}
 	return 0;
-bad:
-	fprintf(stderr, "wcubuf-send: invalid value '%s' for %s (--help)\n",
-		optarg, argv[optind - 1]);
-	return -1;
 }
 
 /* ---- status channel ---------------------------------------------------- */

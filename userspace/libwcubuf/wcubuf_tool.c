@@ -10,41 +10,22 @@
 
 #include "wcubuf_tool.h"
 
-long long wcu_parse_size(const char *s)
+long long wcu_frame_size_opt(const char *s)
 {
-	char *end;
-	unsigned long long v;
+	uint64_t v = opt_size("--frame-size", s, 64, 1ULL << 31);
 
-	if (!*s || *s == '-')
-		return -1;
-	errno = 0;
-	v = strtoull(s, &end, 0);
-	if (end == s || errno)
-		return -1;
-	switch (*end) {
-	case 'k': case 'K': v <<= 10; end++; break;
-	case 'm': case 'M': v <<= 20; end++; break;
-	case 'g': case 'G': v <<= 30; end++; break;
-	}
-	if (*end == 'i' && end[1] == 'B')
-		end += 2;
-	else if (*end == 'B')
-		end++;
-	return *end || v > (1ULL << 40) ? -1 : (long long)v;
+	if (v % 64)
+		opt_usage_error("--frame-size: %s is not a multiple of 64", s);
+	return (long long)v;
 }
 
-long long wcu_parse_num(const char *s, long long min, long long max)
+int wcu_image_opt(const char *s)
 {
-	char *end;
-	long long v;
+	int kind = wcubuf_image_parse(s);
 
-	if (!*s)
-		return -1;
-	errno = 0;
-	v = strtoll(s, &end, 0);
-	if (*end || errno || v < min || v > max)
-		return -1;
-	return v;
+	if (kind < 0)
+		opt_usage_error("--image: '%s' is neither 4bit nor 6bit", s);
+	return kind;
 }
 
 int64_t wcu_now_ms(void)

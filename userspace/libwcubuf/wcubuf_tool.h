@@ -14,6 +14,7 @@
 
 #include <infiniband/verbs.h>
 
+#include "snaa_opt.h"
 #include "wcubuf.h"
 
 #define WCU_HOP_LIMIT	64
@@ -23,11 +24,10 @@
 /* The program's name for messages ("wcubuf-send"). */
 extern const char *wcu_prog;
 
-/* "123", "4K", "64M", "1G" (binary units, optional "B"/"iB"); -1 if
- * invalid or above 2^40. */
-long long wcu_parse_size(const char *s);
-/* A decimal number in [min, max], or -1 (min >= 0). */
-long long wcu_parse_num(const char *s, long long min, long long max);
+/* --frame-size: 64 bytes to 2 GiB, a multiple of 64 (else a usage error) */
+long long wcu_frame_size_opt(const char *s);
+/* --image: 4bit or 6bit (else a usage error) */
+int wcu_image_opt(const char *s);
 
 int64_t wcu_now_ms(void);
 double wcu_now(void);

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * opt_util - command line helpers of the snaa selftest programs; see
- * opt_util.h.
+ * snaa_opt - the command line helpers of every snaa tool; see
+ * snaa_opt.h.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "opt_util.h"
+#include "snaa_opt.h"
 
 void opt_usage_error(const char *fmt, ...)
 {
@@ -32,9 +32,12 @@ void opt_help_or_error(int c, char **argv, void (*usage)(FILE *f))
 		usage(stdout);
 		exit(0);
 	}
-	/* getopt_long() sets optopt to the val of a long option that lacks
-	 * its argument; the programs number theirs from 256 on */
-	if (optopt >= 256)
+	/*
+	 * An option that lacks its argument: getopt_long() returns ':' if
+	 * the option string starts with ':', else it sets optopt to the
+	 * option's val, which is >= 256 for long-only options.
+	 */
+	if (c == ':' || optopt >= 256)
 		opt_usage_error("option '%s' needs an argument",
 				argv[optind - 1]);
 	if (optopt)
@@ -75,6 +78,36 @@ uint64_t opt_u64(const char *name, const char *s, uint64_t max)
 		opt_usage_error("%s: bad number or out of range: '%s' (at most "
 				"%llu)", name, s, (unsigned long long)max);
 	return v;
+}
+
+uint64_t opt_size(const char *name, const char *s, uint64_t min, uint64_t max)
+{
+	unsigned long long v;
+	unsigned int shift = 0;
+	char *e;
+
+	errno = 0;
+	v = *s && *s != '-' ? strtoull(s, &e, 0) : 0;
+	if (!*s || *s == '-' || e == s || errno)
+		opt_usage_error("%s: bad size '%s' (a number, optionally with "
+				"K, M or G)", name, s);
+	switch (*e) {
+	case 'k': case 'K': shift = 10; e++; break;
+	case 'm': case 'M': shift = 20; e++; break;
+	case 'g': case 'G': shift = 30; e++; break;
+	}
+	if (shift && e[0] == 'i' && e[1] == 'B')
+		e += 2;
+	else if (*e == 'B')
+		e++;
+	if (*e)
+		opt_usage_error("%s: bad size '%s' (a number, optionally with "
+				"K, M or G)", name, s);
+	if (v > max >> shift || v << shift < min || v << shift > max)
+		opt_usage_error("%s: size '%s' out of range (%llu..%llu bytes)",
+				name, s, (unsigned long long)min,
+				(unsigned long long)max);
+	return v << shift;
 }
 
 long opt_long(const char *name, const char *s, long lo, long hi)

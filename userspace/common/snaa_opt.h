@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * opt_util - command line helpers of the snaa selftest programs
- * (uc_test, verbs_test, uc_netem, uc_target, rawpkt).
+ * snaa_opt - the command line helpers of every snaa tool and test
+ * program (naa-*, wcubuf-*, the selftests' programs, bench/).
  *
  * Every function that rejects an argument prints
  *
@@ -11,8 +11,8 @@
  * on stderr and exits with OPT_EXIT_USAGE; PROGRAM is the name the
  * program was started under (program_invocation_short_name).
  */
-#ifndef SNAA_SELFTEST_OPT_UTIL_H
-#define SNAA_SELFTEST_OPT_UTIL_H
+#ifndef SNAA_OPT_H
+#define SNAA_OPT_H
 
 #include <stdint.h>
 #include <stdio.h>
@@ -27,7 +27,9 @@ void opt_usage_error(const char *fmt, ...)
  * The end of every getopt_long() switch (run with opterr = 0, so that
  * messages have the format above): c is 'h' (--help): usage(stdout) and
  * exit 0; else c is what getopt_long() returned for an unknown option or
- * one that lacks its argument: a usage error.  Does not return.
+ * one that lacks its argument: a usage error.  Programs whose options
+ * have one-letter vals start the option string with ':' so that a
+ * missing argument is told from an unknown option.  Does not return.
  */
 void opt_help_or_error(int c, char **argv, void (*usage)(FILE *f))
 	__attribute__((noreturn));
@@ -41,6 +43,13 @@ int opt_int(const char *name, const char *s, int min, int max);
 /* An unsigned number in C notation (12, 0x1f, 017) up to max; no sign. */
 uint64_t opt_u64(const char *name, const char *s, uint64_t max);
 
+/*
+ * A byte count in min..max: a number in C notation with an optional
+ * binary suffix K, M or G (2^10, 2^20, 2^30; k, m, g too), optionally
+ * followed by "iB" or "B": 4096, 0x1000, 4K, 4KiB, 2M.
+ */
+uint64_t opt_size(const char *name, const char *s, uint64_t min, uint64_t max);
+
 /* A signed number in C notation in lo..hi. */
 long opt_long(const char *name, const char *s, long lo, long hi);
 
@@ -52,4 +61,4 @@ long opt_long(const char *name, const char *s, long lo, long hi);
 void opt_list(const char *arg, const char *what,
 	      void (*fn)(const char *tok, void *ctx), void *ctx);
 
-#endif /* SNAA_SELFTEST_OPT_UTIL_H */
+#endif /* SNAA_OPT_H */

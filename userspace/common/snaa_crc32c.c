@@ -2,13 +2,13 @@
 /*
  * CRC-32C (Castagnoli, reflected polynomial 0x82f63b78): slice-by-8 in
  * C, or the SSE4.2 crc32 instruction where the CPU has it (the same
- * CRC; test_wcubuf checks both against known values).
+ * CRC; test_common checks both against known values).  Used by the
+ * WCU.BUF images (libwcubuf) and the NAA's crc32c function (libnaaice).
  */
 #include <pthread.h>
 #include <string.h>
 
-#include "wcubuf.h"
-#include "wcubuf_int.h"
+#include "snaa_crc32c.h"
 
 #define CRC32C_POLY	0x82f63b78u
 
@@ -17,7 +17,7 @@ static pthread_once_t crc_once = PTHREAD_ONCE_INIT;
 static int crc_hw;
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-#define WCUBUF_HAVE_HW 1
+#define SNAA_CRC_HAVE_HW 1
 __attribute__((target("sse4.2")))
 static uint32_t crc_update_hw(uint32_t crc, const uint8_t *p, size_t len)
 {
@@ -50,13 +50,13 @@ static void crc_init(void)
 		for (int t = 1; t < 8; t++)
 			crc_tab[t][i] = crc_tab[t - 1][i] >> 8 ^
 					crc_tab[0][crc_tab[t - 1][i] & 0xff];
-#ifdef WCUBUF_HAVE_HW
+#ifdef SNAA_CRC_HAVE_HW
 	__builtin_cpu_init();
 	crc_hw = __builtin_cpu_supports("sse4.2");
 #endif
 }
 
-uint32_t wcubuf_crc32c_update_sw(uint32_t crc, const void *buf, size_t len)
+uint32_t snaa_crc32c_update_sw(uint32_t crc, const void *buf, size_t len)
 {
 	const uint8_t *p = buf;
 
@@ -78,27 +78,27 @@ uint32_t wcubuf_crc32c_update_sw(uint32_t crc, const void *buf, size_t len)
 	return crc;
 }
 
-int wcubuf_crc32c_hw_available(void)
+int snaa_crc32c_hw_available(void)
 {
 	pthread_once(&crc_once, crc_init);
 	return crc_hw;
 }
 
-uint32_t wcubuf_crc32c_update_hw(uint32_t crc, const void *buf, size_t len)
+uint32_t snaa_crc32c_update_hw(uint32_t crc, const void *buf, size_t len)
 {
-#ifdef WCUBUF_HAVE_HW
-	if (wcubuf_crc32c_hw_available())
+#ifdef SNAA_CRC_HAVE_HW
+	if (snaa_crc32c_hw_available())
 		return crc_update_hw(crc, buf, len);
 #endif
-	return wcubuf_crc32c_update_sw(crc, buf, len);
+	return snaa_crc32c_update_sw(crc, buf, len);
 }
 
-uint32_t wcubuf_crc32c_update(uint32_t crc, const void *buf, size_t len)
+uint32_t snaa_crc32c_update(uint32_t crc, const void *buf, size_t len)
 {
-	return wcubuf_crc32c_update_hw(crc, buf, len);
+	return snaa_crc32c_update_hw(crc, buf, len);
 }
 
-uint32_t wcubuf_crc32c(const void *buf, size_t len)
+uint32_t snaa_crc32c(const void *buf, size_t len)
 {
-	return ~wcubuf_crc32c_update(~0u, buf, len);
+	return ~snaa_crc32c_update(~0u, buf, len);
 }

@@ -1,0 +1,181 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Host tests of userspace/common: CRC-32C against known values, its two
+ * implementations against each other at every alignment, and the
+ * command line helpers: what they accept, and that what they refuse
+ * ends the program with status 2 and the one message format (each
+ * refusal runs in a child process, since the helpers exit).  KTAP.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "../provider/test_ktap.h"
+#include "snaa_crc32c.h"
+#include "snaa_opt.h"
+
+#define PLAN	25
+
+static void test_crc(void)
+{
+	static const char digits[] = "123456789";
+	uint8_t b[32], big[4096 + 64];
+	int same = 1;
+	uint32_t c;
+
+	result(snaa_crc32c(digits, 9) == 0xe3069283,
+	       "CRC-32C(\"123456789\") = e3069283");
+	result(snaa_crc32c("", 0) == 0, "CRC-32C of nothing = 0");
+	memset(b, 0, 32);
+	result(snaa_crc32c(b, 32) == 0x8a9136aa,
+	       "RFC 3720 B.4: 32 bytes of zeros = 8a9136aa");
+	memset(b, 0xff, 32);
+	result(snaa_crc32c(b, 32) == 0x62a8ab43,
+	       "RFC 3720 B.4: 32 bytes of ones = 62a8ab43");
+	result(~snaa_crc32c_update_sw(~0u, digits, 9) == 0xe3069283 &&
+	       ~snaa_crc32c_update_hw(~0u, digits, 9) == 0xe3069283,
+	       "both implementations: e3069283");
+	srand(7);
+	for (size_t i = 0; i < sizeof(big); i++)
+		big[i] = (uint8_t)rand();
+	for (size_t off = 0; off < 16; off++)
+		for (size_t len = 0; len < 300; len += 1 + len / 8)
+			same &= snaa_crc32c_update_sw(0x1234, big + off, len)
+				== snaa_crc32c_update_hw(0x1234, big + off,
+							 len);
+	same &= snaa_crc32c_update_sw(~0u, big, 4096) ==
+		snaa_crc32c_update_hw(~0u, big, 4096);
+	result(same, "software and SSE4.2 (%s) agree at every alignment",
+	       snaa_crc32c_hw_available() ? "present" : "absent: sw twice");
+	c = snaa_crc32c_update(~0u, big, 1000);
+	c = snaa_crc32c_update(c, big + 1000, 3001);
+	result(~c == snaa_crc32c(big, 4001), "a CRC in two pieces");
+}
+
+enum kind { K_SIZE, K_INT, K_U64, K_LONG };
+
+/*
+ * Run the helper of @kind on @arg in a child; true if it exited with
+ * status 2 and printed exactly @msg (then the "Try" line) on stderr.
+ */
+static int refused(enum kind kind, const char *arg, const char *msg)
+{
+	char out[512], want[512];
+	int fd[2], st;
+	ssize_t n = 0, r;
+	pid_t pid;
+
+	if (pipe(fd))
+		return 0;
+	fflush(stdout);
+	pid = fork();
+	if (pid < 0)
+		return 0;
+	if (!pid) {
+		dup2(fd[1], 2);
+		close(fd[0]);
+		switch (kind) {
+		case K_SIZE:
+			opt_size("--size", arg, 64, 1ULL << 30);
+			break;
+		case K_INT:
+			opt_int("--count", arg, 1, 100);
+			break;
+		case K_U64:
+			opt_u64("--qpn", arg, 0xffffff);
+			break;
+		case K_LONG:
+			opt_long("--delta", arg, -5, 5);
+			break;
+		}
+		_exit(0);
+	}
+	close(fd[1]);
+	while (n < (ssize_t)sizeof(out) - 1 &&
+	       (r = read(fd[0], out + n, sizeof(out) - 1 - (size_t)n)) > 0)
+		n += r;
+	out[n] = 0;
+	close(fd[0]);
+	if (waitpid(pid, &st, 0) != pid)
+		return 0;
+	snprintf(want, sizeof(want), "%s: %s\nTry '%s --help'.\n",
+		 program_invocation_short_name, msg,
+		 program_invocation_short_name);
+	if (strcmp(out, want))
+		diag("stderr: %s", out);
+	return WIFEXITED(st) && WEXITSTATUS(st) == OPT_EXIT_USAGE &&
+	       !strcmp(out, want);
+}
+
+static void test_opt(void)
+{
+	result(opt_size("--size", "4096", 64, 1ULL << 30) == 4096 &&
+	       opt_size("--size", "0x1000", 64, 1ULL << 30) == 4096 &&
+	       opt_size("--size", "4K", 64, 1ULL << 30) == 4096 &&
+	       opt_size("--size", "4k", 64, 1ULL << 30) == 4096 &&
+	       opt_size("--size", "4KiB", 64, 1ULL << 30) == 4096 &&
+	       opt_size("--size", "4KB", 64, 1ULL << 30) == 4096,
+	       "opt_size: 4096, 0x1000, 4K, 4k, 4KiB and 4KB are 4096");
+	result(opt_size("--size", "3M", 64, 1ULL << 30) == 3 << 20 &&
+	       opt_size("--size", "1G", 64, 1ULL << 30) == 1ULL << 30 &&
+	       opt_size("--size", "64B", 64, 1ULL << 30) == 64 &&
+	       opt_size("--size", "64", 64, 1ULL << 30) == 64,
+	       "opt_size: 3M, 1G (the maximum), 64B and 64 (the minimum)");
+	result(refused(K_SIZE, "63",
+		       "--size: size '63' out of range (64..1073741824 bytes)"),
+	       "opt_size: below the minimum: status 2, the range named");
+	result(refused(K_SIZE, "2G",
+		       "--size: size '2G' out of range (64..1073741824 bytes)"),
+	       "opt_size: above the maximum: refused");
+	result(refused(K_SIZE, "17179869184G",
+		       "--size: size '17179869184G' out of range (64..1073741824 bytes)"),
+	       "opt_size: a suffix that overflows 64 bits: refused, not wrapped");
+	result(refused(K_SIZE, "4X",
+		       "--size: bad size '4X' (a number, optionally with K, M or G)"),
+	       "opt_size: an unknown suffix: refused");
+	result(refused(K_SIZE, "-4K",
+		       "--size: bad size '-4K' (a number, optionally with K, M or G)"),
+	       "opt_size: a sign: refused");
+	result(refused(K_SIZE, "",
+		       "--size: bad size '' (a number, optionally with K, M or G)"),
+	       "opt_size: empty: refused");
+	result(refused(K_SIZE, "4Ki",
+		       "--size: bad size '4Ki' (a number, optionally with K, M or G)"),
+	       "opt_size: a half suffix (4Ki): refused");
+	result(refused(K_SIZE, "4iB",
+		       "--size: bad size '4iB' (a number, optionally with K, M or G)"),
+	       "opt_size: iB without K, M or G: refused");
+	result(opt_int("--count", "100", 1, 100) == 100 &&
+	       opt_int("--count", "1", 1, 100) == 1,
+	       "opt_int: both ends of the range");
+	result(refused(K_INT, "0", "--count: bad value '0' (want 1..100)") &&
+	       refused(K_INT, "101", "--count: bad value '101' (want 1..100)"),
+	       "opt_int: just outside the range: refused");
+	result(refused(K_INT, "0x10", "--count: bad value '0x10' (want 1..100)"),
+	       "opt_int: decimal only");
+	result(opt_u64("--qpn", "0xffffff", 0xffffff) == 0xffffff &&
+	       opt_u64("--qpn", "017", 0xffffff) == 15,
+	       "opt_u64: C notation (0x, octal)");
+	result(refused(K_U64, "0x1000000",
+		       "--qpn: bad number or out of range: '0x1000000' (at most 16777215)"),
+	       "opt_u64: above the maximum: refused");
+	result(refused(K_U64, "-1", "--qpn: bad number '-1'"),
+	       "opt_u64: a sign: refused, not wrapped");
+	result(opt_long("--delta", "-5", -5, 5) == -5 &&
+	       opt_long("--delta", "5", -5, 5) == 5,
+	       "opt_long: both ends of a signed range");
+	result(refused(K_LONG, "6",
+		       "--delta: bad number or out of range: '6' (want -5..5)"),
+	       "opt_long: outside the range: refused");
+}
+
+int main(void)
+{
+	printf("KTAP version 1\n1..%d\n", PLAN);
+	test_crc();
+	test_opt();
+	return test_finish("common", PLAN);
+}
