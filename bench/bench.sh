@@ -53,8 +53,10 @@ if [[ ${SNAA_BENCH_NOBUILD:-0} != 1 ]]; then
 fi
 
 # udpblast is built on the host (a compile under TCG takes seconds).
-if [[ ! -x bench/udpblast || bench/udpblast.c -nt bench/udpblast ]]; then
-	cc -O2 -Wall -Wextra -o bench/udpblast bench/udpblast.c ||
+if [[ ! -x bench/udpblast || bench/udpblast.c -nt bench/udpblast ||
+      userspace/common/snaa_opt.c -nt bench/udpblast ]]; then
+	cc -O2 -std=c11 -Wall -Wextra -Werror -Iuserspace/common \
+		-o bench/udpblast bench/udpblast.c userspace/common/snaa_opt.c ||
 		{ say "cannot build bench/udpblast"; exit 1; }
 fi
 

@@ -542,12 +542,16 @@ udpblast_bin() {
 	UDPBLAST=${SNAA_BENCH_UDPBLAST:-$BENCH_DIR/udpblast}
 	if [ -x "$UDPBLAST" ] &&
 	   { [ -n "${SNAA_BENCH_UDPBLAST:-}" ] ||
-	     [ -z "$(find "$BENCH_DIR/udpblast.c" -newer "$UDPBLAST")" ]; }; then
+	     [ -z "$(find "$BENCH_DIR/udpblast.c" \
+			"$BENCH_TOP/userspace/common/snaa_opt.c" \
+			-newer "$UDPBLAST")" ]; }; then
 		return 0
 	fi
 	UDPBLAST=$TMP/udpblast
 	log "building $UDPBLAST"
-	cc -O2 -Wall -o "$UDPBLAST" "$BENCH_DIR/udpblast.c"
+	cc -O2 -std=c11 -Wall -Wextra -Werror \
+		-I"$BENCH_TOP/userspace/common" -o "$UDPBLAST" \
+		"$BENCH_DIR/udpblast.c" "$BENCH_TOP/userspace/common/snaa_opt.c"
 }
 
 setup_udp() {

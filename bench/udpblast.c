@@ -36,6 +36,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "snaa_opt.h"
+
 #define MAX_BATCH 256
 #define MAX_SIZE 65507
 #define BUF_BYTES (64 << 20)
@@ -53,21 +55,6 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: udpblast recv [-p PORT] [-i IDLE_MS] [-w WAIT_S] [-a ADDR] [-n EXPECT]\n"
 		"       udpblast send [-p PORT] [-n COUNT] [-s SIZE] [-b BATCH] ADDR\n");
-}
-
-static long num(const char *s, long min, long max)
-{
-	char *end;
-	long v;
-
-	errno = 0;
-	v = strtol(s, &end, 0);
-	if (errno || *end || v < min || v > max) {
-		fprintf(stderr, "udpblast: bad number '%s' (%ld..%ld)\n", s,
-			min, max);
-		exit(2);
-	}
-	return v;
 }
 
 /* Large socket buffers; SO_*BUFFORCE (root) ignores net.core.*mem_max. */
@@ -90,21 +77,20 @@ static int do_send(int argc, char **argv)
 	double t0, secs;
 	int fd, opt, i;
 
-	while ((opt = getopt(argc, argv, "p:n:s:b:h")) != -1) {
+	opterr = 0;
+	while ((opt = getopt(argc, argv, ":p:n:s:b:h")) != -1) {
 		switch (opt) {
-		case 'p': port = num(optarg, 1, 65535); break;
-		case 'n': count = num(optarg, 1, 1L << 40); break;
-		case 's': size = num(optarg, 1, MAX_SIZE); break;
-		case 'b': batch = num(optarg, 1, MAX_BATCH); break;
-		case 'h': usage(stdout); return 0;
-		default: usage(stderr); return 2;
+		case 'p': port = opt_long("-p", optarg, 1, 65535); break;
+		case 'n': count = opt_long("-n", optarg, 1, 1L << 40); break;
+		case 's': size = opt_long("-s", optarg, 1, MAX_SIZE); break;
+		case 'b': batch = opt_long("-b", optarg, 1, MAX_BATCH); break;
+		default: opt_help_or_error(opt, argv, usage);
 		}
 	}
-	if (optind + 1 != argc ||
-	    inet_pton(AF_INET, argv[optind], &sin.sin_addr) != 1) {
-		usage(stderr);
-		return 2;
-	}
+	if (optind + 1 != argc)
+		opt_usage_error("send: one IPv4 address expected");
+	if (inet_pton(AF_INET, argv[optind], &sin.sin_addr) != 1)
+		opt_usage_error("send: '%s' is no IPv4 address", argv[optind]);
 	sin.sin_port = htons(port);
 
 	fd = socket(AF_INET, SOCK_DGRAM, 0);
@@ -173,26 +159,22 @@ static int do_recv(int argc, char **argv)
 	int fd, opt, i, done = 0;
 
 	sin.sin_addr.s_addr = htonl(INADDR_ANY);
-	while ((opt = getopt(argc, argv, "p:i:w:a:n:h")) != -1) {
+	opterr = 0;
+	while ((opt = getopt(argc, argv, ":p:i:w:a:n:h")) != -1) {
 		switch (opt) {
-		case 'p': port = num(optarg, 1, 65535); break;
-		case 'i': idle_ms = num(optarg, 1, 3600000); break;
-		case 'w': wait_s = num(optarg, 1, 3600); break;
-		case 'n': expect = num(optarg, 1, 1L << 40); break;
+		case 'p': port = opt_long("-p", optarg, 1, 65535); break;
+		case 'i': idle_ms = opt_long("-i", optarg, 1, 3600000); break;
+		case 'w': wait_s = opt_long("-w", optarg, 1, 3600); break;
+		case 'n': expect = opt_long("-n", optarg, 1, 1L << 40); break;
 		case 'a':
-			if (inet_pton(AF_INET, optarg, &sin.sin_addr) != 1) {
-				usage(stderr);
-				return 2;
-			}
+			if (inet_pton(AF_INET, optarg, &sin.sin_addr) != 1)
+				opt_usage_error("-a: '%s' is no IPv4 address",
+						optarg);
 			break;
-		case 'h': usage(stdout); return 0;
-		default: usage(stderr); return 2;
+		default: opt_help_or_error(opt, argv, usage);
 		}
 	}
-	if (optind != argc) {
-		usage(stderr);
-		return 2;
-	}
+	opt_no_operands(argc, argv);
 	sin.sin_port = htons(port);
 
 	fd = socket(AF_INET, SOCK_DGRAM, 0);
