@@ -73,12 +73,12 @@ common:
 	$(MAKE) -C userspace/common
 
 # NAAICE API library and the software NAA tools (Documentation/naaice.rst).
-naaice:
+naaice: common
 	$(MAKE) -C userspace/libnaaice
 
 # WCU.BUF streaming protocol library, worker and emulator
 # (Documentation/wcubuf.rst); wcubuf-emu links the provider.
-wcubuf: provider
+wcubuf: provider common
 	$(MAKE) -C userspace/libwcubuf
 
 selftests:

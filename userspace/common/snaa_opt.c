@@ -42,8 +42,7 @@ void opt_help_or_error(int c, char **argv, void (*usage)(FILE *f))
 				argv[optind - 1]);
 	if (optopt)
 		opt_usage_error("unknown option '-%c'", optopt);
-	opt_usage_error("unknown option or missing argument: '%s'",
-			argv[optind - 1]);
+	opt_usage_error("unknown option '%s'", argv[optind - 1]);
 }
 
 void opt_no_operands(int argc, char **argv)

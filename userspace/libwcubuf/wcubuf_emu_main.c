@@ -87,7 +87,7 @@ static void usage(FILE *f)
 	fprintf(f,
 "usage: wcubuf-emu --dev DEV --ring-size SIZE --frame-size SIZE\n"
 "                  [--consume-delay-us N] [--idle-s N] [--verify]\n"
-"                  [--image 4bit|6bit] [--gid-index N] [--port N]\n"
+"                  [--image 4bit|6bit] [--gid-index N] [--ib-port N]\n"
 "The WCU.BUF board emulated on an snaa device: serves the status channel\n"
 "(UD QPN %u, Q_Key 0x%08x), gives each worker a ring of SIZE bytes behind\n"
 "a UC QP in snaa's WCU.BUF receive mode (the kernel ACKs/NACKs frames),\n"
@@ -111,7 +111,7 @@ static void usage(FILE *f)
 "                             each worker's first frame)\n"
 "  -g, --gid-index N          our GID for the status channel's address\n"
 "                             (default: the first RoCE v2 IPv4 one)\n"
-"  -p, --port N               device port (default 1)\n"
+"      --ib-port N            device port (default 1)\n"
 "  -h, --help                 this text\n"
 "\n"
 "Exit status: 0 ended by a signal, every verified image good; 1 --verify\n"
@@ -123,6 +123,7 @@ static void usage(FILE *f)
 
 static int parse(struct opts *o, int argc, char **argv)
 {
+	enum { O_IB_PORT = 256 };	/* long only: -p is a TCP port elsewhere */
 	static const struct option lopts[] = {
 		{ "dev", required_argument, NULL, 'd' },
 		{ "ring-size", required_argument, NULL, 'r' },
@@ -132,7 +133,7 @@ static int parse(struct opts *o, int argc, char **argv)
 		{ "verify", no_argument, NULL, 'v' },
 		{ "image", required_argument, NULL, 'i' },
 		{ "gid-index", required_argument, NULL, 'g' },
-		{ "port", required_argument, NULL, 'p' },
+		{ "ib-port", required_argument, NULL, O_IB_PORT },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
@@ -145,7 +146,7 @@ static int parse(struct opts *o, int argc, char **argv)
 	o->gid_index = -1;
 	o->image = -1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":d:r:s:c:I:vi:g:p:h", lopts,
+	while ((c = getopt_long(argc, argv, ":d:r:s:c:I:vi:g:h", lopts,
 				NULL)) != -1) {
 		switch (c) {
 		case 'd': o->dev = optarg; break;
@@ -170,8 +171,8 @@ static int parse(struct opts *o, int argc, char **argv)
 		case 'g':
 			o->gid_index = opt_int("--gid-index", optarg, 0, 65535);
 			break;
-		case 'p':
-			o->port = opt_int("--port", optarg, 1, 255);
+		case O_IB_PORT:
+			o->port = opt_int("--ib-port", optarg, 1, 255);
 			break;
 		default:
 			opt_help_or_error(c, argv, usage);

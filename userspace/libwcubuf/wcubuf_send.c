@@ -91,7 +91,7 @@ static void usage(FILE *f)
 	fprintf(f,
 "usage: wcubuf-send --dev DEV --to IP [--status-qpn N] --frames N\n"
 "                   --frame-size SIZE --image 4bit|6bit [--inflight N]\n"
-"                   [--timeout-ms N] [--gid-index N] [--port N]\n"
+"                   [--timeout-ms N] [--gid-index N] [--ib-port N]\n"
 "                   [--static-images]\n"
 "A Rasterizer worker of the WCU.BUF streaming protocol: registers with the\n"
 "WCU.BUF (or wcubuf-emu) at IP on its status channel, streams N frames of\n"
@@ -111,7 +111,7 @@ static void usage(FILE *f)
 "                         timeouts of one frame in a row\n"
 "  -g, --gid-index N      our GID (default: the first RoCE v2 GID of IP's\n"
 "                         family)\n"
-"  -p, --port N           device port (default 1)\n"
+"      --ib-port N        device port (default 1)\n"
 "  -S, --static-images    synthesize the images of the first --inflight\n"
 "                         frames only and send those again in every later\n"
 "                         round (their VAs and CRCs are then stale): to\n"
@@ -129,6 +129,7 @@ static void usage(FILE *f)
 
 static int parse(struct opts *o, int argc, char **argv)
 {
+	enum { O_IB_PORT = 256 };	/* long only: -p is a TCP port elsewhere */
 	static const struct option lopts[] = {
 		{ "dev", required_argument, NULL, 'd' },
 		{ "to", required_argument, NULL, 't' },
@@ -139,7 +140,7 @@ static int parse(struct opts *o, int argc, char **argv)
 		{ "inflight", required_argument, NULL, 'w' },
 		{ "timeout-ms", required_argument, NULL, 'T' },
 		{ "gid-index", required_argument, NULL, 'g' },
-		{ "port", required_argument, NULL, 'p' },
+		{ "ib-port", required_argument, NULL, O_IB_PORT },
 		{ "static-images", no_argument, NULL, 'S' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
@@ -155,7 +156,7 @@ static int parse(struct opts *o, int argc, char **argv)
 	o->timeout_ms = 20000;
 	o->frames = UINT64_MAX;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":d:t:q:n:s:i:w:T:g:p:Sh", lopts,
+	while ((c = getopt_long(argc, argv, ":d:t:q:n:s:i:w:T:g:Sh", lopts,
 				NULL)) != -1) {
 		switch (c) {
 		case 'd': o->dev = optarg; break;
@@ -185,8 +186,8 @@ static int parse(struct opts *o, int argc, char **argv)
 		case 'g':
 			o->gid_index = opt_int("--gid-index", optarg, 0, 65535);
 			break;
-		case 'p':
-			o->port = opt_int("--port", optarg, 1, 255);
+		case O_IB_PORT:
+			o->port = opt_int("--ib-port", optarg, 1, 255);
 			break;
 		case 'S':
 			o->static_images = true;
