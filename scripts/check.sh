@@ -40,9 +40,10 @@
 # How "all" and "full" use the machine: two VM lanes and a host lane run
 # side by side.  The host lane runs the host stage, the VM runner's
 # self-test and the kbuild stage.  The debug lane builds the debug kernel
-# if it is not cached (SCHED_IDLE), the default kernel's lane runs its
-# suite; then each lane takes the next VM job that no lane has taken
-# (the two halves of the debug suite, the compat suite).  A VM that
+# if it is not cached (SCHED_IDLE), the default kernel's lane runs the
+# first half of its suite; then each lane takes the next VM job that no
+# lane has taken (the other half, the two halves of the debug suite, the
+# compat suite).  A VM that
 # shares the machine with another gets twice the time limits.  Each
 # stage's output is printed whole when it ends, with its time; at the
 # end, a table of the stages' times.
@@ -317,17 +318,57 @@ stage_host_kbuild() {
 # the machine with another VM).
 VM_SCALE=1
 
-stage_vm() {
-	if ! modules_for "$SNAA_KVER"; then
-		not_ok "vm: building the modules for $SNAA_KVER failed"
-		return
+# vm_group N: the Nth of the two halves of $SNAA_VM_TESTS, in their
+# order: each test, largest budget first, joins the half with the smaller
+# sum of budgets so far, so that the halves take about the same time.
+vm_group() {
+	for t in $SNAA_VM_TESTS; do
+		printf '%s %s\n' "$t" "$(awk -v t="$t" '$1 == t { print $2 }' \
+			selftests/snaa/budgets)"
+	done | awk -v n="$1" '
+		{ name[NR] = $1; b[NR] = $2 + 0 }
+		END {
+			for (k = 1; k <= NR; k++) {	# the largest left
+				m = 0
+				for (i = 1; i <= NR; i++)
+					if (!(i in g) && (!m || b[i] > b[m]))
+						m = i
+				g[m] = w[1] <= w[2] ? 1 : 2
+				w[g[m]] += b[m]
+			}
+			for (i = 1; i <= NR; i++)
+				if (g[i] == n)
+					printf "%s ", name[i]
+		}'
+}
+
+# vm_suite N: half N of the default kernel's suite, a VM boot of its own
+# (the modules are built by the first caller; the other lane waits).
+vm_suite() {
+	if mkdir "$log/vm-mod" 2>/dev/null; then
+		if modules_for "$SNAA_KVER"; then
+			: >"$log/vm-mod.ok"
+		else
+			not_ok "vm: building the modules for $SNAA_KVER failed"
+			: >"$log/vm-mod.failed"
+		fi
 	fi
+	while [ ! -e "$log/vm-mod.ok" ] && [ ! -e "$log/vm-mod.failed" ]; do
+		sleep 5
+	done
+	[ -e "$log/vm-mod.ok" ] || return 0
+	tests=$(vm_group "$1")
+	[ -n "$tests" ] || return 0
 	# shellcheck disable=SC2086 # a list of test names
-	suite "vm-$SNAA_KVER" env SNAA_TIME_SCALE="$(scaled $VM_SCALE)" \
-		selftests/vm/run --timeout "$(vm_timeout $SNAA_VM_TESTS)" -- \
-		sh selftests/snaa/run_tests.sh $SNAA_VM_TESTS
-	# ktest.sh through the kernel's kselftest framework, as a kernel
-	# developer runs it in-tree (the collection installed whole).
+	suite "vm-$SNAA_KVER-$1" env SNAA_TIME_SCALE="$(scaled $VM_SCALE)" \
+		selftests/vm/run --timeout "$(vm_timeout $tests)" -- \
+		sh selftests/snaa/run_tests.sh $tests
+}
+
+# ktest.sh through the kernel's kselftest framework, as a kernel
+# developer runs it in-tree (the collection installed whole).
+vm_kselftest() {
+	[ -e "$log/vm-mod.ok" ] || return 0
 	if ks=$(sh scripts/kselftest.sh 2>"$log/kselftest.err"); then
 		suite "vm-kselftest" env SNAA_TIME_SCALE="$(scaled $VM_SCALE)" \
 			selftests/vm/run --timeout 600 -- \
@@ -336,6 +377,12 @@ stage_vm() {
 		cat "$log/kselftest.err"
 		not_ok "kselftest: scripts/kselftest.sh failed"
 	fi
+}
+
+stage_vm() {
+	vm_suite 1
+	vm_suite 2
+	vm_kselftest
 }
 
 stage_compat() {
@@ -445,6 +492,7 @@ take_jobs() {
 	for job in "$@"; do
 		mkdir "$log/job.$job" 2>/dev/null || continue
 		case $job in
+		vm-2) run_stage vm-2 vm_suite 2 ;;
 		compat) run_stage compat stage_compat ;;
 		debug-*) run_stage "$job" debug_suite "${job#debug-}" ;;
 		esac
@@ -462,7 +510,7 @@ debug_jobs() {
 lane_debug() {
 	debug_kernel
 	# shellcheck disable=SC2046 # a list of job names
-	take_jobs $(debug_jobs) compat
+	take_jobs $(debug_jobs) vm-2 compat
 }
 
 # run_stage NAME FUNCTION [ARG]: a stage, timed.
@@ -487,9 +535,11 @@ all | full)
 	VM_SCALE=2
 	bg debug-lane lane_debug
 	bg host-kbuild stage_host_kbuild
-	run_stage vm stage_vm
+	mkdir "$log/job.vm-1"
+	run_stage vm-1 vm_suite 1
+	run_stage kselftest vm_kselftest
 	# shellcheck disable=SC2046 # a list of job names
-	take_jobs compat $(debug_jobs -r)
+	take_jobs vm-2 compat $(debug_jobs -r)
 	bg_collect
 	;;
 esac
