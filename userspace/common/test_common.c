@@ -17,7 +17,7 @@
 #include "snaa_crc32c.h"
 #include "snaa_opt.h"
 
-#define PLAN	25
+#define PLAN	27
 
 static void test_crc(void)
 {
@@ -35,6 +35,14 @@ static void test_crc(void)
 	memset(b, 0xff, 32);
 	result(snaa_crc32c(b, 32) == 0x62a8ab43,
 	       "RFC 3720 B.4: 32 bytes of ones = 62a8ab43");
+	for (int i = 0; i < 32; i++)
+		b[i] = (uint8_t)i;
+	result(snaa_crc32c(b, 32) == 0x46dd794e,
+	       "RFC 3720 B.4: 0x00..0x1f = 46dd794e");
+	for (int i = 0; i < 32; i++)
+		b[i] = (uint8_t)(31 - i);
+	result(snaa_crc32c(b, 32) == 0x113fdb5c,
+	       "RFC 3720 B.4: 0x1f..0x00 = 113fdb5c");
 	result(~snaa_crc32c_update_sw(~0u, digits, 9) == 0xe3069283 &&
 	       ~snaa_crc32c_update_hw(~0u, digits, 9) == 0xe3069283,
 	       "both implementations: e3069283");
@@ -110,6 +118,28 @@ static int refused(enum kind kind, const char *arg, const char *msg)
 	       !strcmp(out, want);
 }
 
+static const struct {
+	const char *arg, *msg, *what;
+} bad_sizes[] = {
+	{ "63", "--size: size '63' out of range (64..1073741824 bytes)",
+	  "below the minimum" },
+	{ "2G", "--size: size '2G' out of range (64..1073741824 bytes)",
+	  "above the maximum" },
+	{ "17179869184G",
+	  "--size: size '17179869184G' out of range (64..1073741824 bytes)",
+	  "a suffix that overflows 64 bits (not wrapped)" },
+	{ "4X", "--size: bad size '4X' (a number, optionally with K, M or G)",
+	  "an unknown suffix" },
+	{ "-4K", "--size: bad size '-4K' (a number, optionally with K, M or G)",
+	  "a sign" },
+	{ "", "--size: bad size '' (a number, optionally with K, M or G)",
+	  "empty" },
+	{ "4Ki", "--size: bad size '4Ki' (a number, optionally with K, M or G)",
+	  "a half suffix (4Ki)" },
+	{ "4iB", "--size: bad size '4iB' (a number, optionally with K, M or G)",
+	  "iB without K, M or G" },
+};
+
 static void test_opt(void)
 {
 	result(opt_size("--size", "4096", 64, 1ULL << 30) == 4096 &&
@@ -124,30 +154,10 @@ static void test_opt(void)
 	       opt_size("--size", "64B", 64, 1ULL << 30) == 64 &&
 	       opt_size("--size", "64", 64, 1ULL << 30) == 64,
 	       "opt_size: 3M, 1G (the maximum), 64B and 64 (the minimum)");
-	result(refused(K_SIZE, "63",
-		       "--size: size '63' out of range (64..1073741824 bytes)"),
-	       "opt_size: below the minimum: status 2, the range named");
-	result(refused(K_SIZE, "2G",
-		       "--size: size '2G' out of range (64..1073741824 bytes)"),
-	       "opt_size: above the maximum: refused");
-	result(refused(K_SIZE, "17179869184G",
-		       "--size: size '17179869184G' out of range (64..1073741824 bytes)"),
-	       "opt_size: a suffix that overflows 64 bits: refused, not wrapped");
-	result(refused(K_SIZE, "4X",
-		       "--size: bad size '4X' (a number, optionally with K, M or G)"),
-	       "opt_size: an unknown suffix: refused");
-	result(refused(K_SIZE, "-4K",
-		       "--size: bad size '-4K' (a number, optionally with K, M or G)"),
-	       "opt_size: a sign: refused");
-	result(refused(K_SIZE, "",
-		       "--size: bad size '' (a number, optionally with K, M or G)"),
-	       "opt_size: empty: refused");
-	result(refused(K_SIZE, "4Ki",
-		       "--size: bad size '4Ki' (a number, optionally with K, M or G)"),
-	       "opt_size: a half suffix (4Ki): refused");
-	result(refused(K_SIZE, "4iB",
-		       "--size: bad size '4iB' (a number, optionally with K, M or G)"),
-	       "opt_size: iB without K, M or G: refused");
+	for (size_t i = 0; i < sizeof(bad_sizes) / sizeof(bad_sizes[0]); i++)
+		result(refused(K_SIZE, bad_sizes[i].arg, bad_sizes[i].msg),
+		       "opt_size: %s: refused (status 2, the message)",
+		       bad_sizes[i].what);
 	result(opt_int("--count", "100", 1, 100) == 100 &&
 	       opt_int("--count", "1", 1, 100) == 1,
 	       "opt_int: both ends of the range");

@@ -2,9 +2,10 @@
 /*
  * Host tests of libwcubuf without an RDMA device: the status and
  * ACK/NACK codecs byte by byte and on hostile input, the GRH parsing,
- * the write window and frame arithmetic across the 64-bit wrap, CRC-32C
- * against known values (its implementations: test_common), the 4-bit and 6-bit
- * image mappings and their corruption detection, the emulator's worker
+ * the write window and frame arithmetic across the 64-bit wrap, the
+ * CRC-32C API (the CRC itself: userspace/common's test_common), the 4-bit
+ * and 6-bit image mappings and their corruption detection, the emulator's
+ * worker
  * table with fake data channels, and the worker's retransmit decisions
  * for every event bit, timeouts and a lossy simulated link.  KTAP.
  */
@@ -15,7 +16,7 @@
 #include "../provider/test_ktap.h"
 #include "wcubuf.h"
 
-#define PLAN	139
+#define PLAN	134
 
 static void test_status_codec(void)
 {
@@ -241,35 +242,21 @@ static void test_window(void)
 	       "VA_OFFS: (slot + 1) * 2^40 rounded down to a multiple of F");
 }
 
+/* The library's CRC-32C is userspace/common's (test_common tests it). */
 static void test_crc(void)
 {
-	static const char digits[] = "123456789";
-	uint8_t b[32], big[4096 + 64];
+	uint8_t big[4001];
 	uint32_t c;
 
-	result(wcubuf_crc32c(digits, 9) == 0xe3069283,
-	       "CRC-32C(\"123456789\") = e3069283");
-	result(wcubuf_crc32c("", 0) == 0, "CRC-32C of nothing = 0");
-	memset(b, 0, 32);
-	result(wcubuf_crc32c(b, 32) == 0x8a9136aa,
-	       "RFC 3720 B.4: 32 bytes of zeros = 8a9136aa");
-	memset(b, 0xff, 32);
-	result(wcubuf_crc32c(b, 32) == 0x62a8ab43,
-	       "RFC 3720 B.4: 32 bytes of ones = 62a8ab43");
-	for (int i = 0; i < 32; i++)
-		b[i] = (uint8_t)i;
-	result(wcubuf_crc32c(b, 32) == 0x46dd794e,
-	       "RFC 3720 B.4: 0x00..0x1f = 46dd794e");
-	for (int i = 0; i < 32; i++)
-		b[i] = (uint8_t)(31 - i);
-	result(wcubuf_crc32c(b, 32) == 0x113fdb5c,
-	       "RFC 3720 B.4: 0x1f..0x00 = 113fdb5c");
+	result(wcubuf_crc32c("123456789", 9) == 0xe3069283,
+	       "wcubuf_crc32c(\"123456789\") = e3069283");
 	srand(7);
 	for (size_t i = 0; i < sizeof(big); i++)
 		big[i] = (uint8_t)rand();
 	c = wcubuf_crc32c_update(~0u, big, 1000);
 	c = wcubuf_crc32c_update(c, big + 1000, 3001);
-	result(~c == wcubuf_crc32c(big, 4001), "a CRC in two pieces");
+	result(~c == wcubuf_crc32c(big, 4001),
+	       "wcubuf_crc32c_update: a CRC in two pieces");
 }
 
 static uint64_t be(const uint8_t *p, int n)
