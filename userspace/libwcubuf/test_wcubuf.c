@@ -5,9 +5,9 @@
  * the write window and frame arithmetic across the 64-bit wrap, the
  * CRC-32C API (the CRC itself: userspace/common's test_common), the 4-bit
  * and 6-bit image mappings and their corruption detection, the emulator's
- * worker
- * table with fake data channels, and the worker's retransmit decisions
- * for every event bit, timeouts and a lossy simulated link.  KTAP.
+ * worker table with fake data channels, and the worker's retransmit
+ * decisions for every event bit, timeouts and a lossy simulated link.
+ * KTAP.
  */
 #define _GNU_SOURCE
 #include <stdlib.h>
