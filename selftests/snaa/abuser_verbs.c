@@ -919,7 +919,7 @@ static void fill_av(struct ibv_ah_attr *ah, int self_dev, int dst_dev,
 	case 0: ah->is_global = 0; break;
 	case 1: ah->grh.sgid_index = (uint8_t)rnd(); break;
 	case 2:
-		vu_gid_parse(dgids[rn(sizeof(dgids) / sizeof(dgids[0]))],
+		snaa_gid_from_ip(dgids[rn(sizeof(dgids) / sizeof(dgids[0]))],
 			     &ah->grh.dgid);
 		break;
 	case 3: ah->port_num = (uint8_t)PICK(((const uint32_t[]){ 0, 2, 255 }));

@@ -229,7 +229,7 @@ static int pick_gid(int tbl_len, union ibv_gid *gid)
 
 	if (opt.gid_idx >= 0) {
 		if (ibv_query_gid(ctx, VU_PORT, opt.gid_idx, gid) ||
-		    vu_gid_is_zero(gid)) {
+		    snaa_gid_is_zero(gid)) {
 			fprintf(stderr, "uc_target: %s: no GID at index %d\n",
 				opt.dev, opt.gid_idx);
 			return -1;
@@ -237,9 +237,9 @@ static int pick_gid(int tbl_len, union ibv_gid *gid)
 		return opt.gid_idx;
 	}
 	/* RoCE v2 and IPv4-mapped if there is one, else any RoCE v2 */
-	i = vu_gid_find(ctx, tbl_len, VU_GID_IPV4, &e);
+	i = snaa_gid_find(ctx, VU_PORT, tbl_len, SNAA_GID_IPV4, &e);
 	if (i < 0)
-		i = vu_gid_find(ctx, tbl_len, VU_GID_ANY, &e);
+		i = snaa_gid_find(ctx, VU_PORT, tbl_len, SNAA_GID_ANY, &e);
 	if (i >= 0) {
 		*gid = e.gid;
 		return i;
@@ -314,7 +314,7 @@ static int setup(void)
 	if (gid_idx < 0)
 		return -1;
 	if (opt.dgid) {
-		if (vu_gid_parse(opt.dgid, &dgid))
+		if (snaa_gid_from_ip(opt.dgid, &dgid))
 			opt_usage_error("bad --dgid %s", opt.dgid);
 	} else {
 		dgid = sgid;

@@ -289,60 +289,6 @@ bool vu_bytes_all(const char *what, const uint8_t *p, uint8_t fill,
 
 /* ---- devices ------------------------------------------------------------ */
 
-bool vu_gid_is_zero(const union ibv_gid *g)
-{
-	static const union ibv_gid zero;
-
-	return !memcmp(g, &zero, sizeof(*g));
-}
-
-bool vu_gid_is_v4mapped(const union ibv_gid *g)
-{
-	static const uint8_t pfx[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-					 0xff, 0xff };
-
-	return !memcmp(g->raw, pfx, sizeof(pfx));
-}
-
-static bool gid_is_linklocal(const union ibv_gid *g)
-{
-	return g->raw[0] == 0xfe && (g->raw[1] & 0xc0) == 0x80;
-}
-
-int vu_gid_parse(const char *s, union ibv_gid *g)
-{
-	struct in_addr a4;
-
-	memset(g, 0, sizeof(*g));
-	if (inet_pton(AF_INET, s, &a4) == 1) {
-		g->raw[10] = 0xff;
-		g->raw[11] = 0xff;
-		memcpy(g->raw + 12, &a4, 4);
-		return 0;
-	}
-	return inet_pton(AF_INET6, s, g->raw) == 1 ? 0 : -1;
-}
-
-int vu_gid_find(struct ibv_context *ctx, int tbl_len, enum vu_gid_kind kind,
-		struct ibv_gid_entry *e)
-{
-	int i;
-
-	for (i = 0; i < tbl_len; i++) {
-		if (ibv_query_gid_ex(ctx, VU_PORT, (uint32_t)i, e, 0) ||
-		    vu_gid_is_zero(&e->gid) ||
-		    e->gid_type != IBV_GID_TYPE_ROCE_V2)
-			continue;
-		if (kind == VU_GID_IPV4 && !vu_gid_is_v4mapped(&e->gid))
-			continue;
-		if (kind == VU_GID_IPV6 && (vu_gid_is_v4mapped(&e->gid) ||
-					    gid_is_linklocal(&e->gid)))
-			continue;
-		return i;
-	}
-	return -1;
-}
-
 static const char *gid_type_str(uint32_t t)
 {
 	switch (t) {
@@ -355,14 +301,14 @@ static const char *gid_type_str(uint32_t t)
 
 static int pick_gid(struct vu_dev *d)
 {
-	bool v6 = d->gid_kind == VU_GID_IPV6;
+	bool v6 = d->gid_kind == SNAA_GID_IPV6;
 	struct ibv_gid_entry e;
 	int want = d->gid_idx;
 
 	if (want >= 0) {
 		if (want >= d->port.gid_tbl_len ||
 		    ibv_query_gid_ex(d->ctx, VU_PORT, (uint32_t)want, &e, 0) ||
-		    vu_gid_is_zero(&e.gid)) {
+		    snaa_gid_is_zero(&e.gid)) {
 			fprintf(stderr, "%s: GID index %d of %s port %d is "
 				"empty or invalid (see ibv_devinfo -v -d %s)\n",
 				PROG, want, d->name, VU_PORT, d->name);
@@ -371,8 +317,8 @@ static int pick_gid(struct vu_dev *d)
 		if (e.gid_type != IBV_GID_TYPE_ROCE_V2)
 			printf("# warning: %c GID %d is %s, not RoCE v2\n",
 			       d->label, want, gid_type_str(e.gid_type));
-	} else if (vu_gid_find(d->ctx, d->port.gid_tbl_len, d->gid_kind,
-			       &e) < 0) {
+	} else if (snaa_gid_find(d->ctx, VU_PORT, d->port.gid_tbl_len,
+				 d->gid_kind, &e) < 0) {
 		fprintf(stderr, "%s: %s port %d has no RoCE v2 GID with %s: "
 			"add one to its netdev, e.g. 'ip addr add %s dev "
 			"NETDEV'%s, or pick one with --gid-%c (see ibv_devinfo "
@@ -475,7 +421,7 @@ bool vu_pair_option(int c, const char *arg, struct vu_dev *a,
 		b->gid_idx = opt_int("--gid-b", arg, 0, 255);
 		return true;
 	case VU_OPT_IPV6:
-		a->gid_kind = b->gid_kind = VU_GID_IPV6;
+		a->gid_kind = b->gid_kind = SNAA_GID_IPV6;
 		return true;
 	}
 	return false;

@@ -29,6 +29,8 @@
 #include <rdma/rdma_user_ioctl.h>
 #include <rdma/snaa-abi.h>
 
+#include "snaa_gid.h"
+
 #define VU_PORT		1
 #define VU_HOP_LIMIT	64
 #define VU_EXIT_SKIP	4	/* kselftest KSFT_SKIP: a device is missing */
@@ -112,24 +114,7 @@ bool vu_bytes_all(const char *what, const uint8_t *p, uint8_t fill,
 
 /* ---- devices ------------------------------------------------------------ */
 
-enum vu_gid_kind {
-	VU_GID_IPV4,	/* RoCE v2, IPv4-mapped (::ffff:a.b.c.d) */
-	VU_GID_IPV6,	/* RoCE v2, IPv6, neither IPv4-mapped nor link-local */
-	VU_GID_ANY,	/* RoCE v2, any address */
-};
-
-bool vu_gid_is_zero(const union ibv_gid *g);
-bool vu_gid_is_v4mapped(const union ibv_gid *g);
-
-/* An IPv4 address (as IPv4-mapped GID) or an IPv6 address; 0 or -1. */
-int vu_gid_parse(const char *s, union ibv_gid *g);
-
-/*
- * The first non-zero RoCE v2 GID of kind kind in ctx's port VU_PORT
- * (a table of tbl_len entries): its index, *e filled, or -1.
- */
-int vu_gid_find(struct ibv_context *ctx, int tbl_len, enum vu_gid_kind kind,
-		struct ibv_gid_entry *e);
+/* GIDs: userspace/common/snaa_gid.h (snaa_gid_find() etc.) */
 
 /* One RDMA device, its port VU_PORT, the GID used and a PD. */
 struct vu_dev {
@@ -137,7 +122,7 @@ struct vu_dev {
 	char label;			/* 'A' or 'B': for messages */
 	const char *name;		/* e.g. "snaa0" */
 	int gid_idx;			/* -1: pick one of kind gid_kind */
-	enum vu_gid_kind gid_kind;
+	enum snaa_gid_kind gid_kind;
 	/* set by vu_dev_open() */
 	struct ibv_context *ctx;
 	struct ibv_pd *pd;

@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * Host tests of userspace/common: CRC-32C against known values, its two
- * implementations against each other at every alignment, and the
- * command line helpers: what they accept, and that what they refuse
- * ends the program with status 2 and the one message format (each
- * refusal runs in a child process, since the helpers exit).  KTAP.
+ * implementations against each other at every alignment, GIDs from IP
+ * addresses and their kinds, and the command line helpers: what they
+ * accept, and that what they refuse ends the program with status 2 and
+ * the one message format (each refusal runs in a child process, since
+ * the helpers exit).  KTAP.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -15,9 +16,10 @@
 
 #include "../provider/test_ktap.h"
 #include "snaa_crc32c.h"
+#include "snaa_gid.h"
 #include "snaa_opt.h"
 
-#define PLAN	27
+#define PLAN	31
 
 static void test_crc(void)
 {
@@ -182,10 +184,35 @@ static void test_opt(void)
 	       "opt_long: outside the range: refused");
 }
 
+static void test_gid(void)
+{
+	static const uint8_t v4[16] = { [10] = 0xff, [11] = 0xff, 198, 18, 0, 2 };
+	static const uint8_t v6[16] = { 0x20, 0x01, 0x00, 0x02, [15] = 0x01 };
+	union ibv_gid g;
+
+	result(!snaa_gid_from_ip("198.18.0.2", &g) && !memcmp(g.raw, v4, 16) &&
+	       snaa_gid_is_v4mapped(&g) && !snaa_gid_is_zero(&g) &&
+	       snaa_gid_kind_of(&g) == SNAA_GID_IPV4,
+	       "198.18.0.2 -> ::ffff:198.18.0.2, IPv4-mapped");
+	result(!snaa_gid_from_ip("2001:2::1", &g) && !memcmp(g.raw, v6, 16) &&
+	       !snaa_gid_is_v4mapped(&g) && !snaa_gid_is_linklocal(&g) &&
+	       snaa_gid_kind_of(&g) == SNAA_GID_IPV6,
+	       "2001:2::1 as it is, global IPv6");
+	result(!snaa_gid_from_ip("fe80::1", &g) && snaa_gid_is_linklocal(&g) &&
+	       !snaa_gid_from_ip("febf::1", &g) && snaa_gid_is_linklocal(&g) &&
+	       !snaa_gid_from_ip("fec0::1", &g) && !snaa_gid_is_linklocal(&g),
+	       "link-local is fe80::/10 (fe80::1 and febf::1, not fec0::1)");
+	result(snaa_gid_from_ip("198.18.0.256", &g) == -1 &&
+	       snaa_gid_is_zero(&g) && snaa_gid_from_ip("", &g) == -1 &&
+	       snaa_gid_from_ip("snaa0", &g) == -1,
+	       "no address (198.18.0.256, empty, a name): -1, the GID zeroed");
+}
+
 int main(void)
 {
 	printf("KTAP version 1\n1..%d\n", PLAN);
 	test_crc();
 	test_opt();
+	test_gid();
 	return test_finish("common", PLAN);
 }

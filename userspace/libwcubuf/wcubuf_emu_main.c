@@ -467,6 +467,7 @@ static int status_setup(struct emu *e)
 static void status_packet(struct emu *e, unsigned int k, uint32_t len)
 {
 	uint8_t *p = wcu_ud_rbuf(&e->st, k), sgid[16], dgid[16];
+	union ibv_gid gid;
 	struct wcubuf_status req, res;
 	struct ibv_ah_attr aa;
 	struct ibv_ah *ah;
@@ -483,7 +484,9 @@ static void status_packet(struct emu *e, unsigned int k, uint32_t len)
 			"bytes that is none\n", len);
 		return;
 	}
-	idx = wcu_gid_index(&e->d, dgid);
+	memcpy(gid.raw, dgid, sizeof(gid.raw));
+	idx = snaa_gid_index(e->d.ctx, e->d.port_num, e->d.port.gid_tbl_len,
+			     &gid);
 	e->req_gid_index = idx >= 0 ? idx : e->d.gid_index;
 	e->tab.now = wcu_now();
 	reclaimed = e->tab.reclaimed;

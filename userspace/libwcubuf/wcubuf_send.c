@@ -699,7 +699,7 @@ int main(int argc, char **argv)
 
 	if (parse(&s->o, argc, argv))
 		return EX_USAGE;
-	if (wcu_ip_to_gid(s->o.to, &s->emu_gid)) {
+	if (snaa_gid_from_ip(s->o.to, &s->emu_gid)) {
 		fprintf(stderr, "wcubuf-send: --to %s is no IPv4 or IPv6 "
 			"address\n", s->o.to);
 		return EX_USAGE;

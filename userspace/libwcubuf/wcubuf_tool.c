@@ -52,53 +52,11 @@ void wcu_sleep_us(long us)
 		;
 }
 
-int wcu_ip_to_gid(const char *ip, union ibv_gid *gid)
-{
-	struct in_addr a4;
-
-	memset(gid, 0, sizeof(*gid));
-	if (inet_pton(AF_INET, ip, &a4) == 1) {
-		gid->raw[10] = 0xff;
-		gid->raw[11] = 0xff;
-		memcpy(gid->raw + 12, &a4, 4);
-		return 0;
-	}
-	return inet_pton(AF_INET6, ip, gid->raw) == 1 ? 0 : -1;
-}
-
 char *wcu_gid_str(const void *gid, char *buf)
 {
 	if (!inet_ntop(AF_INET6, gid, buf, INET6_ADDRSTRLEN))
 		strcpy(buf, "?");
 	return buf;
-}
-
-static bool gid_v4mapped(const uint8_t *g)
-{
-	static const uint8_t pre[12] = { [10] = 0xff, [11] = 0xff };
-
-	return !memcmp(g, pre, 12);
-}
-
-static bool gid_zero(const uint8_t *g)
-{
-	static const uint8_t zero[16];
-
-	return !memcmp(g, zero, 16);
-}
-
-int wcu_gid_index(struct wcu_dev *d, const void *gid)
-{
-	struct ibv_gid_entry e;
-
-	for (int i = 0; i < d->port.gid_tbl_len; i++) {
-		if (ibv_query_gid_ex(d->ctx, d->port_num, (uint32_t)i, &e, 0))
-			continue;
-		if (e.gid_type == IBV_GID_TYPE_ROCE_V2 &&
-		    !memcmp(e.gid.raw, gid, 16))
-			return i;
-	}
-	return -1;
 }
 
 int wcu_open(struct wcu_dev *d, const char *name, int port, int gid_index,
@@ -140,7 +98,7 @@ int wcu_open(struct wcu_dev *d, const char *name, int port, int gid_index,
 	}
 	d->port_num = (uint8_t)port;
 	if (ibv_query_port(d->ctx, d->port_num, &d->port)) {
-		fprintf(stderr, "%s: %s has no port %d (--port)\n", wcu_prog,
+		fprintf(stderr, "%s: %s has no port %d (--ib-port)\n", wcu_prog,
 			ibv_get_device_name(d->ctx->device), port);
 		goto fail;
 	}
@@ -153,7 +111,7 @@ int wcu_open(struct wcu_dev *d, const char *name, int port, int gid_index,
 	if (gid_index >= 0) {
 		if (gid_index >= d->port.gid_tbl_len ||
 		    ibv_query_gid_ex(d->ctx, d->port_num, (uint32_t)gid_index,
-				     &e, 0) || gid_zero(e.gid.raw)) {
+				     &e, 0) || snaa_gid_is_zero(&e.gid)) {
 			fprintf(stderr, "%s: GID index %d of %s is empty (see "
 				"ibv_devinfo -v for its GIDs)\n", wcu_prog,
 				gid_index, ibv_get_device_name(d->ctx->device));
@@ -163,18 +121,11 @@ int wcu_open(struct wcu_dev *d, const char *name, int port, int gid_index,
 			fprintf(stderr, "%s: warning: GID index %d is not "
 				"RoCE v2\n", wcu_prog, gid_index);
 	} else {
-		bool v4 = !like || gid_v4mapped(like->raw);
+		bool v4 = !like || snaa_gid_is_v4mapped(like);
 
-		for (i = 0; i < d->port.gid_tbl_len; i++) {
-			if (ibv_query_gid_ex(d->ctx, d->port_num, (uint32_t)i,
-					     &e, 0) || gid_zero(e.gid.raw) ||
-			    e.gid_type != IBV_GID_TYPE_ROCE_V2)
-				continue;
-			if (v4 == gid_v4mapped(e.gid.raw) &&
-			    (v4 || e.gid.raw[0] != 0xfe))
-				break;
-		}
-		if (i == d->port.gid_tbl_len) {
+		i = snaa_gid_find(d->ctx, d->port_num, d->port.gid_tbl_len,
+				  v4 ? SNAA_GID_IPV4 : SNAA_GID_IPV6, &e);
+		if (i < 0) {
 			fprintf(stderr, "%s: %s has no RoCE v2 %s GID: give "
 				"its netdev an %s address, or pick a GID with "
 				"--gid-index (ibv_devinfo -v lists them)\n",

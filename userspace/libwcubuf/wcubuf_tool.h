@@ -14,6 +14,7 @@
 
 #include <infiniband/verbs.h>
 
+#include "snaa_gid.h"
 #include "snaa_opt.h"
 #include "wcubuf.h"
 
@@ -33,9 +34,6 @@ int64_t wcu_now_ms(void);
 double wcu_now(void);
 void wcu_sleep_us(long us);
 
-/* "::ffff:198.18.0.2" from "198.18.0.2", or an IPv6 address as it is;
- * -1 if @ip is neither. */
-int wcu_ip_to_gid(const char *ip, union ibv_gid *gid);
 /* The GID as text (inet_ntop of its 16 bytes); returns @buf (>= 46). */
 char *wcu_gid_str(const void *gid, char *buf);
 
@@ -58,9 +56,6 @@ struct wcu_dev {
 int wcu_open(struct wcu_dev *d, const char *name, int port, int gid_index,
 	     const union ibv_gid *like);
 void wcu_close(struct wcu_dev *d);
-
-/* The index of RoCE v2 GID @gid on the port, or -1. */
-int wcu_gid_index(struct wcu_dev *d, const void *gid);
 
 /* An address vector to @dgid from our GID @sgid_index. */
 void wcu_fill_ah(struct wcu_dev *d, struct ibv_ah_attr *ah, int sgid_index,
