@@ -11,18 +11,18 @@
 #include "hexline.h"
 #include "ktap.h"
 
-static void test_decode(struct ktap *t)
+static void test_decode(void)
 {
 	unsigned char b[8];
 
 	memset(b, 0xee, sizeof(b));
-	ktap_result(t, hex_decode("00aBcDfF", 8, b) == 4 &&
+	result(hex_decode("00aBcDfF", 8, b) == 4 &&
 		       !memcmp(b, "\x00\xab\xcd\xff", 4) && b[4] == 0xee,
 		    "hex_decode: 4 bytes, either case, nothing written beyond");
-	ktap_result(t, hex_decode("", 0, b) == 0, "hex_decode: empty string");
-	ktap_result(t, hex_decode("abc", 3, b) == -1,
+	result(hex_decode("", 0, b) == 0, "hex_decode: empty string");
+	result(hex_decode("abc", 3, b) == -1,
 		    "hex_decode: an odd number of digits is refused");
-	ktap_result(t, hex_decode("0g", 2, b) == -1 &&
+	result(hex_decode("0g", 2, b) == -1 &&
 		       hex_decode("g0", 2, b) == -1 &&
 		       hex_decode(" 1", 2, b) == -1,
 		    "hex_decode: a character that is no digit is refused");
@@ -56,7 +56,7 @@ static long read_all(const char *text, char *labels, size_t cap,
 	return n;
 }
 
-static void test_lines(struct ktap *t)
+static void test_lines(void)
 {
 	char labels[256];
 	size_t bytes;
@@ -64,29 +64,29 @@ static void test_lines(struct ktap *t)
 
 	n = read_all("# comment\n\nv4.A 0102\nv6.B.pad2 aabbccdd\n\nc 00",
 		     labels, sizeof(labels), &bytes);
-	ktap_result(t, n == 3 && !strcmp(labels, "v4.A:2,v6.B.pad2:4,c:1") &&
+	result(n == 3 && !strcmp(labels, "v4.A:2,v6.B.pad2:4,c:1") &&
 		       bytes == 7,
 		    "comments and blank lines skipped, last line without "
 		    "newline (%s)", labels);
 	n = read_all("empty \n", labels, sizeof(labels), &bytes);
-	ktap_result(t, n == 1 && !strcmp(labels, "empty:0"),
+	result(n == 1 && !strcmp(labels, "empty:0"),
 		    "a label with no bytes");
-	ktap_result(t, read_all("a 01\nnospace\n", labels, sizeof(labels),
+	result(read_all("a 01\nnospace\n", labels, sizeof(labels),
 				&bytes) == -2,
 		    "a line without a space is refused, with its line number");
-	ktap_result(t, read_all(" 01\n", labels, sizeof(labels), &bytes) == -1,
+	result(read_all(" 01\n", labels, sizeof(labels), &bytes) == -1,
 		    "an empty label is refused");
-	ktap_result(t, read_all("a 012\n", labels, sizeof(labels), &bytes) == -1,
+	result(read_all("a 012\n", labels, sizeof(labels), &bytes) == -1,
 		    "an odd number of digits is refused");
-	ktap_result(t, read_all("#\na 01 # x\n", labels, sizeof(labels),
+	result(read_all("#\na 01 # x\n", labels, sizeof(labels),
 				&bytes) == -2,
 		    "anything after the digits is refused");
-	ktap_result(t, read_all("a 0x01\n", labels, sizeof(labels),
+	result(read_all("a 0x01\n", labels, sizeof(labels),
 				&bytes) == -1,
 		    "a 0x prefix is refused");
 }
 
-static void test_long_line(struct ktap *t)
+static void test_long_line(void)
 {
 	static char text[2 * 9000 + 16];
 	char labels[64];
@@ -96,18 +96,17 @@ static void test_long_line(struct ktap *t)
 	for (i = 0; i < 9000; i++)
 		memcpy(text + 4 + 2 * i, "5a", 2);
 	strcpy(text + 4 + 2 * 9000, "\n");
-	ktap_result(t, read_all(text, labels, sizeof(labels), &bytes) == 1 &&
+	result(read_all(text, labels, sizeof(labels), &bytes) == 1 &&
 		       bytes == 9000,
 		    "a 9000-byte input (a jumbo frame) in one line");
 }
 
 int main(void)
 {
-	struct ktap t;
 
-	ktap_begin(&t, "hexline");
-	test_decode(&t);
-	test_lines(&t);
-	test_long_line(&t);
-	return ktap_end(&t);
+	ktap_header("hexline");
+	test_decode();
+	test_lines();
+	test_long_line();
+	return ktap_finish();
 }

@@ -42,9 +42,9 @@ static void gchk(struct grp *g, int ok, const char *fmt, ...)
 	putchar('\n');
 }
 
-static void gend(struct ktap *t, struct grp *g, const char *name)
+static void gend(struct grp *g, const char *name)
 {
-	ktap_result(t, g->n && !g->bad, "%s (%u checks)", name, g->n);
+	result(g->n && !g->bad, "%s (%u checks)", name, g->n);
 	g->n = 0;
 	g->bad = 0;
 }
@@ -86,7 +86,7 @@ static const char *reason(int rc)
 
 /* ------------------------------------------------------------------ */
 
-static void test_mtu(struct ktap *t)
+static void test_mtu(void)
 {
 	static const struct {
 		unsigned int netdev_mtu;
@@ -115,14 +115,14 @@ static void test_mtu(struct ktap *t)
 	for (i = 0; i < ARRAY_SIZE(cases); i++) {
 		snprintf(name, sizeof(name), "mtu_from_netdev(%u) == %u",
 			 cases[i].netdev_mtu, cases[i].ib_mtu);
-		KTAP_EQ(t, snaa_mtu_from_netdev(cases[i].netdev_mtu),
+		KTAP_EQ(snaa_mtu_from_netdev(cases[i].netdev_mtu),
 			cases[i].ib_mtu, name);
 	}
 }
 
 /* ------------------------------------------------------------------ */
 
-static void test_byteorder(struct ktap *t)
+static void test_byteorder(void)
 {
 	static const __u8 be16[] = { 0x12, 0x34 };
 	static const __u8 be24[] = { 0xab, 0xcd, 0xef, 0x5a };
@@ -148,7 +148,7 @@ static void test_byteorder(struct ktap *t)
 	snaa_put_le32(b, 0x11223344);
 	bytes_eq(&g, b, le32, 4, "put_le32");
 	GEQ(&g, snaa_get_le32(le32), 0x11223344);
-	gend(t, &g, "byte order helpers");
+	gend(&g, "byte order helpers");
 }
 
 /* ------------------------------------------------------------------ */
@@ -161,7 +161,7 @@ static __u32 lcg(void)
 	return lcg_state >> 1;
 }
 
-static void test_bth(struct ktap *t)
+static void test_bth(void)
 {
 	/* UC RDMA WRITE LAST with immediate: SE, pad 2, AckReq */
 	static const __u8 wire[12] = {
@@ -255,10 +255,10 @@ static void test_bth(struct ktap *t)
 		}
 	}
 	gchk(&g, i == 1000, "1000 random BTH round trips");
-	gend(t, &g, "BTH layout, getters, setters, round trips");
+	gend(&g, "BTH layout, getters, setters, round trips");
 }
 
-static void test_ext_headers(struct ktap *t)
+static void test_ext_headers(void)
 {
 	static const __u8 reth[16] = {
 		0x01, 0x23, 0x45, 0x67, 0x89, 0xab, 0xcd, 0xef,
@@ -292,7 +292,7 @@ static void test_ext_headers(struct ktap *t)
 	memset(buf, 0x5a, sizeof(buf));
 	snaa_reth_set(buf, &r);
 	bytes_eq(&g, buf, reth, 16, "RETH");
-	gend(t, &g, "RETH layout and round trip");
+	gend(&g, "RETH layout and round trip");
 
 	snaa_aeth_get(aeth, &a);
 	GEQ(&g, a.syndrome, 0x60);
@@ -315,7 +315,7 @@ static void test_ext_headers(struct ktap *t)
 	GEQ(&g, snaa_aeth_type(0x40), SNAA_AETH_RESERVED);
 	GEQ(&g, snaa_aeth_type(0x9f), SNAA_AETH_ACK);	/* bit 7 reserved */
 	GEQ(&g, snaa_aeth_value(0x63), 3);
-	gend(t, &g, "AETH layout and syndrome helpers");
+	gend(&g, "AETH layout and syndrome helpers");
 
 	snaa_deth_get(deth, &d);
 	GEQ(&g, d.qkey, SNAA_GSI_QKEY);
@@ -326,7 +326,7 @@ static void test_ext_headers(struct ktap *t)
 	buf[4] = 0xa5;			/* reserved byte is ignored */
 	snaa_deth_get(buf, &d);
 	GEQ(&g, d.sqpn, 1);
-	gend(t, &g, "DETH layout and round trip");
+	gend(&g, "DETH layout and round trip");
 
 	snaa_atmeth_get(atmeth, &at);
 	GEQ(&g, at.va, 0x1122334455667788ull);
@@ -338,7 +338,7 @@ static void test_ext_headers(struct ktap *t)
 	GEQ(&g, snaa_atmack_get(atmack), 0xfedcba9876543210ull);
 	snaa_atmack_set(buf, 0xfedcba9876543210ull);
 	bytes_eq(&g, buf, atmack, 8, "AtomicAckETH");
-	gend(t, &g, "AtomicETH and AtomicAckETH layout and round trip");
+	gend(&g, "AtomicETH and AtomicAckETH layout and round trip");
 
 	GEQ(&g, snaa_immdt_get(imm), 0x11223344);
 	snaa_immdt_set(buf, 0x11223344);
@@ -350,7 +350,7 @@ static void test_ext_headers(struct ktap *t)
 	    SNAA_AETH_BYTES + SNAA_DETH_BYTES + SNAA_ATMETH_BYTES +
 	    SNAA_ATMACK_BYTES + SNAA_IETH_BYTES + SNAA_ICRC_BYTES,
 	    12 + 16 + 4 + 4 + 8 + 28 + 8 + 4 + 4);
-	gend(t, &g, "ImmDt and IETH layout, header sizes");
+	gend(&g, "ImmDt and IETH layout, header sizes");
 }
 
 /* ------------------------------------------------------------------ */
@@ -505,7 +505,7 @@ static int exp_unsupported(unsigned int op)
 #define POS_MASK	(F_ | M_ | L_ | O_)
 #define CHECKED_FLAGS	(POS_MASK | PL | RQ | RS | SND | WR | RD | AT | AK)
 
-static void test_opcode_table(struct ktap *t)
+static void test_opcode_table(void)
 {
 	struct grp g = { 0 };
 	unsigned int op, max_hdr = 0, max_pl_hdr = 0;
@@ -519,7 +519,7 @@ static void test_opcode_table(struct ktap *t)
 
 		if (!info) {
 			gchk(&g, 0, "0x%02x %s: no entry", e->opcode, e->name);
-			ktap_result(t, 0, "opcode 0x%02x %s", e->opcode,
+			result(0, "opcode 0x%02x %s", e->opcode,
 				    e->name);
 			continue;
 		}
@@ -550,7 +550,7 @@ static void test_opcode_table(struct ktap *t)
 		GEQ(&g, !!(pos & SNAA_OPF_DETH), !!e->deth);
 		GEQ(&g, pos & (SNAA_OPF_RDETH | SNAA_OPF_XRCETH |
 			       SNAA_OPF_FETH | SNAA_OPF_CNPR), 0);
-		ktap_result(t, !g.bad, "opcode 0x%02x %s: hdr_len %u, flags, "
+		result(!g.bad, "opcode 0x%02x %s: hdr_len %u, flags, "
 			    "offsets", e->opcode, e->name, e->hdr_len);
 		g.n = g.bad = 0;
 	}
@@ -591,7 +591,7 @@ static void test_opcode_table(struct ktap *t)
 		}
 	}
 	gchk(&g, snaa_opcode_supported(NULL) == 0, "supported(NULL)");
-	gend(t, &g, "lookup classifies all 256 opcodes: 37 supported, "
+	gend(&g, "lookup classifies all 256 opcodes: 37 supported, "
 	     "RD/XRC/CNP/FLUSH/ATOMIC_WRITE unsupported, others reserved");
 
 	/* a few unsupported header stacks, from IBA (RD, XRC) and A17 (CNP) */
@@ -612,10 +612,10 @@ static void test_opcode_table(struct ktap *t)
 	/* the MTU budget covers every supported opcode with payload */
 	GEQ(&g, SNAA_IPV6_HDR_BYTES + SNAA_UDP_HDR_BYTES + max_pl_hdr +
 	    SNAA_ICRC_BYTES, SNAA_MAX_HDR_OVERHEAD);
-	gend(t, &g, "unsupported header stacks, SNAA_MAX_HDR_OVERHEAD");
+	gend(&g, "unsupported header stacks, SNAA_MAX_HDR_OVERHEAD");
 }
 
-static void test_req_opcode(struct ktap *t)
+static void test_req_opcode(void)
 {
 	static const enum snaa_transport trs[] = {
 		SNAA_TR_RC, SNAA_TR_UC, SNAA_TR_UD,
@@ -658,10 +658,10 @@ static void test_req_opcode(struct ktap *t)
 	GEQ(&g, snaa_req_opcode(SNAA_TR_UD, SNAA_OPF_SEND, 1, 1, 1), 0x65);
 	GEQ(&g, snaa_req_opcode(SNAA_TR_RD, SNAA_OPF_SEND, 1, 1, 0), -1);
 	GEQ(&g, snaa_req_opcode(SNAA_TR_UC, SNAA_OPF_READ, 1, 1, 0), -1);
-	gend(t, &g, "req_opcode agrees with the table for RC/UC/UD");
+	gend(&g, "req_opcode agrees with the table for RC/UC/UD");
 }
 
-static void test_opcode_seq(struct ktap *t)
+static void test_opcode_seq(void)
 {
 	static const struct {
 		int prev;	/* -1: none */
@@ -706,12 +706,12 @@ static void test_opcode_seq(struct ktap *t)
 		gchk(&g, s == cases[i].want, "prev %d cur 0x%02x: %d, want %d",
 		     cases[i].prev, cases[i].cur, s, cases[i].want);
 	}
-	gend(t, &g, "opcode_seq: FIRST/MIDDLE/LAST ordering");
+	gend(&g, "opcode_seq: FIRST/MIDDLE/LAST ordering");
 }
 
 /* ------------------------------------------------------------------ */
 
-static void test_psn(struct ktap *t)
+static void test_psn(void)
 {
 	static const __u32 bases[] = {
 		0, 1, 0x7fffff, 0x800000, 0x800001, 0xfffffe, 0xffffff,
@@ -726,7 +726,7 @@ static void test_psn(struct ktap *t)
 	GEQ(&g, snaa_psn_add(0, 0x1000000), 0);
 	GEQ(&g, snaa_psn_add(5, 0xffffff), 4);		/* i.e. -1 */
 	GEQ(&g, snaa_psn_add(0x1000005, 0), 5);
-	gend(t, &g, "psn_add wraps at 2^24");
+	gend(&g, "psn_add wraps at 2^24");
 
 	GEQ(&g, snaa_psn_diff(0, 0xffffff), 1);
 	GEQ(&g, snaa_psn_diff(0xffffff, 0), -1);
@@ -746,7 +746,7 @@ static void test_psn(struct ktap *t)
 				break;
 			}
 	gchk(&g, 1, "sweep");
-	gend(t, &g, "psn_diff is the signed 24-bit distance");
+	gend(&g, "psn_diff is the signed 24-bit distance");
 
 	GEQ(&g, snaa_psn_before(0xffffff, 0), 1);
 	GEQ(&g, snaa_psn_before(0, 0xffffff), 0);
@@ -759,7 +759,7 @@ static void test_psn(struct ktap *t)
 	GEQ(&g, snaa_psn_before(0x800000, 0), 1);
 	GEQ(&g, snaa_psn_before(0x800001, 0), 1);
 	GEQ(&g, snaa_psn_before(0, 0x800001), 0);
-	gend(t, &g, "psn_before across the wrap, window 2^23");
+	gend(&g, "psn_before across the wrap, window 2^23");
 
 	GEQ(&g, snaa_pad_for(0), 0);
 	GEQ(&g, snaa_pad_for(1), 3);
@@ -781,7 +781,7 @@ static void test_psn(struct ktap *t)
 	GEQ(&g, snaa_is_ib_mtu(0) + snaa_is_ib_mtu(128) +
 	    snaa_is_ib_mtu(255) + snaa_is_ib_mtu(257) +
 	    snaa_is_ib_mtu(768) + snaa_is_ib_mtu(8192), 0);
-	gend(t, &g, "pad_for, num_pkts, is_ib_mtu");
+	gend(&g, "pad_for, num_pkts, is_ib_mtu");
 }
 
 /* ------------------------------------------------------------------ */
@@ -843,7 +843,7 @@ static int parse_exact(const __u8 *p, size_t len, struct snaa_pkt *out)
 	return rc;
 }
 
-static void test_parse_valid(struct ktap *t)
+static void test_parse_valid(void)
 {
 	/* UC RDMA WRITE ONLY with immediate, 5 bytes, pad 3 */
 	static const __u8 w[44] = {
@@ -899,7 +899,7 @@ static void test_parse_valid(struct ktap *t)
 	GEQ(&g, pkt.reth.dma_len, 5);
 	GEQ(&g, pkt.imm, 0xdeadbeef);
 	GEQ(&g, snaa_icrc_get(w + pkt.icrc_off), 0x44332211);
-	gend(t, &g, "parse: hand-written UC_RDMA_WRITE_ONLY_WITH_IMMEDIATE");
+	gend(&g, "parse: hand-written UC_RDMA_WRITE_ONLY_WITH_IMMEDIATE");
 
 	GRC(&g, snaa_parse(ud, sizeof(ud), &pkt), 0);
 	GEQ(&g, pkt.op->opcode, 0x65);
@@ -911,7 +911,7 @@ static void test_parse_valid(struct ktap *t)
 	GEQ(&g, pkt.payload_off, 24);
 	GEQ(&g, pkt.payload_len, 4);
 	GEQ(&g, pkt.icrc_off, 28);
-	gend(t, &g, "parse: hand-written UD_SEND_ONLY_WITH_IMMEDIATE");
+	gend(&g, "parse: hand-written UD_SEND_ONLY_WITH_IMMEDIATE");
 
 	GRC(&g, snaa_parse(nak, sizeof(nak), &pkt), 0);
 	GEQ(&g, pkt.op->opcode, 0x11);
@@ -920,7 +920,7 @@ static void test_parse_valid(struct ktap *t)
 	GEQ(&g, pkt.bth.psn, 0x100);
 	GEQ(&g, pkt.payload_len, 0);
 	GEQ(&g, pkt.icrc_off, 16);
-	gend(t, &g, "parse: hand-written RC_ACKNOWLEDGE (NAK)");
+	gend(&g, "parse: hand-written RC_ACKNOWLEDGE (NAK)");
 
 	for (i = 0; i < ARRAY_SIZE(uc); i++) {
 		const struct snaa_opcode_info *info =
@@ -942,7 +942,7 @@ static void test_parse_valid(struct ktap *t)
 			GEQ(&g, pkt.reth.dma_len, 4096);
 		}
 		GEQ(&g, pkt.imm, info->flags & SNAA_OPF_IMMDT ? T_IMM : 0);
-		ktap_result(t, !g.bad, "parse: valid %s, %zu payload bytes, "
+		result(!g.bad, "parse: valid %s, %zu payload bytes, "
 			    "pad %u", info->name, uc[i].plen - uc[i].pad,
 			    uc[i].pad);
 		g.n = g.bad = 0;
@@ -983,7 +983,7 @@ static void test_parse_valid(struct ktap *t)
 	len = build(p, 0x0d, 0, 2048, T_QPN);
 	GRC(&g, parse_exact(p, len, &pkt), 0);
 	GEQ(&g, pkt.payload_off, 16);
-	gend(t, &g, "parse: RC READ/atomic/ACK/invalidate and UD headers");
+	gend(&g, "parse: RC READ/atomic/ACK/invalidate and UD headers");
 }
 
 /* What snaa_parse must say about a valid @info packet cut to @len bytes. */
@@ -1007,7 +1007,7 @@ static int expect_cut(const struct snaa_opcode_info *info, __u8 pad,
 	return 0;
 }
 
-static void test_parse_truncation(struct ktap *t)
+static void test_parse_truncation(void)
 {
 	/* UC SEND ONLY with immediate, 5 bytes + pad 3: 28 bytes */
 	enum {
@@ -1051,7 +1051,7 @@ static void test_parse_truncation(struct ktap *t)
 		if (rc == 0)
 			GEQ(&g, pkt.payload_len, cut == 24 ? 1 : 5);
 	}
-	gend(t, &g, "parse: UC_SEND_ONLY_WITH_IMMEDIATE cut to 0..28 bytes");
+	gend(&g, "parse: UC_SEND_ONLY_WITH_IMMEDIATE cut to 0..28 bytes");
 
 	for (i = 0; i < ARRAY_SIZE(pk); i++) {
 		const struct snaa_opcode_info *info =
@@ -1066,13 +1066,13 @@ static void test_parse_truncation(struct ktap *t)
 			     info->name, cut, len, reason(rc), reason(want));
 		}
 		gchk(&g, expect_cut(info, pk[i].pad, len) == 0, "full");
-		ktap_result(t, !g.bad, "parse: %s cut to every length "
+		result(!g.bad, "parse: %s cut to every length "
 			    "0..%zu", info->name, len);
 		g.n = g.bad = 0;
 	}
 }
 
-static void test_parse_malformed(struct ktap *t)
+static void test_parse_malformed(void)
 {
 	static __u8 p[8300];
 	struct snaa_pkt pkt;
@@ -1090,7 +1090,7 @@ static void test_parse_malformed(struct ktap *t)
 		p[0] = 0x3f;		/* reserved opcode: TVer first */
 		GRC(&g, parse_exact(p, len, &pkt), -SNAA_DROP_BAD_TVER);
 	}
-	gend(t, &g, "parse: TVer 1..15 is bad_tver, checked before opcode");
+	gend(&g, "parse: TVer 1..15 is bad_tver, checked before opcode");
 
 	/* every opcode value */
 	for (op = 0; op < 256; op++) {
@@ -1120,7 +1120,7 @@ static void test_parse_malformed(struct ktap *t)
 		     "opcode 0x%02x: out->op", op);
 		gchk(&g, pkt.bth.opcode == op, "opcode decoded");
 	}
-	gend(t, &g, "parse: all 256 opcodes classified (ok/unsupported/"
+	gend(&g, "parse: all 256 opcodes classified (ok/unsupported/"
 	     "bad_opcode)");
 
 	/* pad count on packets that cannot carry one */
@@ -1146,7 +1146,7 @@ static void test_parse_malformed(struct ktap *t)
 	GRC(&g, parse_exact(p, len, &pkt), 0);
 	len = build(p, 0x2a, 3, 4, T_QPN);
 	GRC(&g, parse_exact(p, len, &pkt), 0);
-	gend(t, &g, "parse: pad count only on LAST/ONLY packets with payload");
+	gend(&g, "parse: pad count only on LAST/ONLY packets with payload");
 
 	/* payload shorter than the pad */
 	for (op = 1; op <= 3; op++) {
@@ -1163,7 +1163,7 @@ static void test_parse_malformed(struct ktap *t)
 		GRC(&g, parse_exact(p, len, &pkt), 0);
 		GEQ(&g, pkt.payload_len, 4 - op);
 	}
-	gend(t, &g, "parse: pad larger than payload + pad");
+	gend(&g, "parse: pad larger than payload + pad");
 
 	/* lengths */
 	len = build(p, 0x11, 0, 4, T_QPN);
@@ -1202,7 +1202,7 @@ static void test_parse_malformed(struct ktap *t)
 	GRC(&g, parse_exact(p, len, &pkt), -SNAA_DROP_BAD_LENGTH);
 	len = build(p, 0x10, 0, 0, T_QPN);	/* empty ONLY is fine */
 	GRC(&g, parse_exact(p, len, &pkt), 0);
-	gend(t, &g, "parse: payload lengths (none, IB MTU, empty LAST, "
+	gend(&g, "parse: payload lengths (none, IB MTU, empty LAST, "
 	     "> 4096)");
 
 	for (op = 1; op < 8; op++) {
@@ -1213,7 +1213,7 @@ static void test_parse_malformed(struct ktap *t)
 		len = build(p, 0x2b, 3, op, T_QPN);
 		GRC(&g, parse_exact(p, len, &pkt), -SNAA_DROP_UNALIGNED);
 	}
-	gend(t, &g, "parse: payload + pad not a multiple of 4");
+	gend(&g, "parse: payload + pad not a multiple of 4");
 
 	len = build(p, 0x24, 0, 4, 0);
 	GRC(&g, parse_exact(p, len, &pkt), -SNAA_DROP_BAD_QPN);
@@ -1233,7 +1233,7 @@ static void test_parse_malformed(struct ktap *t)
 	GRC(&g, parse_exact(p, len, &pkt), -SNAA_DROP_BAD_QPN);
 	len = build(p, 0x24, 0, 4, 0);		/* length before QPN */
 	GRC(&g, parse_exact(p, 15, &pkt), -SNAA_DROP_TRUNCATED);
-	gend(t, &g, "parse: destination QPN 0, multicast QPN only on UD");
+	gend(&g, "parse: destination QPN 0, multicast QPN only on UD");
 
 	/* reserved fields, SE, M, AckReq, P_Key are not the parser's */
 	len = build(p, 0x24, 0, 4, T_QPN);
@@ -1246,10 +1246,10 @@ static void test_parse_malformed(struct ktap *t)
 	GEQ(&g, pkt.bth.resv8a, 0xff);
 	GEQ(&g, pkt.bth.resv7, 0x7f);
 	GEQ(&g, pkt.bth.pkey, 0);
-	gend(t, &g, "parse: reserved bits and P_Key are left to the caller");
+	gend(&g, "parse: reserved bits and P_Key are left to the caller");
 }
 
-static void test_drop_helpers(struct ktap *t)
+static void test_drop_helpers(void)
 {
 	struct grp g = { 0 };
 	struct snaa_pkt pkt;
@@ -1270,7 +1270,7 @@ static void test_drop_helpers(struct ktap *t)
 	gchk(&g, !strcmp(snaa_drop_reason_name(-1000), "?"), "-1000");
 	gchk(&g, !strcmp(snaa_drop_reason_name(SNAA_DROP_NONE), "none"),
 	     "none");
-	gend(t, &g, "drop reason names");
+	gend(&g, "drop reason names");
 
 	GRC(&g, snaa_pkey_check(0xffff, 0xffff), 0);
 	GRC(&g, snaa_pkey_check(0x7fff, 0xffff), 0);
@@ -1279,7 +1279,7 @@ static void test_drop_helpers(struct ktap *t)
 	GRC(&g, snaa_pkey_check(0x8001, 0xffff), -SNAA_DROP_BAD_PKEY);
 	GRC(&g, snaa_pkey_check(0x8000, 0x8000), -SNAA_DROP_BAD_PKEY);
 	GRC(&g, snaa_pkey_check(0x0000, 0xffff), -SNAA_DROP_BAD_PKEY);
-	gend(t, &g, "pkey_check: full/limited membership");
+	gend(&g, "pkey_check: full/limited membership");
 
 	len = build(p, 0x20, 0, 256, T_QPN);
 	snaa_parse(p, len, &pkt);
@@ -1299,14 +1299,14 @@ static void test_drop_helpers(struct ktap *t)
 	len = build(p, 0x2a, 0, 0, T_QPN);
 	snaa_parse(p, len, &pkt);
 	GRC(&g, snaa_pkt_check_mtu(&pkt, 256), 0);
-	gend(t, &g, "pkt_check_mtu: FIRST/MIDDLE == MTU, LAST/ONLY <= MTU");
+	gend(&g, "pkt_check_mtu: FIRST/MIDDLE == MTU, LAST/ONLY <= MTU");
 }
 
 /* ------------------------------------------------------------------ */
 /* ICRC                                                                */
 /* ------------------------------------------------------------------ */
 
-static void test_icrc_basics(struct ktap *t)
+static void test_icrc_basics(void)
 {
 	static const __u8 v4[40] = {
 		/* IPv4: TOS 0xb8, ID 0x1234, DF, TTL 63, csum 0xabcd */
@@ -1358,7 +1358,7 @@ static void test_icrc_basics(struct ktap *t)
 	GEQ(&g, test_crc32_le(0x12345678, data, sizeof(data)),
 	    test_crc32_le_bitwise(0x12345678, data, sizeof(data)));
 	GEQ(&g, test_crc32_le(0xffffffff, ff8, 8), SNAA_ICRC_SEED);
-	gend(t, &g, "test CRC-32 check value; ICRC seed = CRC of 8 x 0xff");
+	gend(&g, "test CRC-32 check value; ICRC seed = CRC of 8 x 0xff");
 
 	memset(buf, 0xee, sizeof(buf));
 	GEQ(&g, snaa_icrc_pseudo_hdr(buf, v4, 0, v4 + 28), 40);
@@ -1370,7 +1370,7 @@ static void test_icrc_basics(struct ktap *t)
 	GEQ(&g, buf[60], 0xee);
 	GEQ(&g, SNAA_ICRC_PSEUDO_HDR_V4, 40);
 	GEQ(&g, SNAA_ICRC_PSEUDO_HDR_V6, 60);
-	gend(t, &g, "pseudo header: variant fields set to ones");
+	gend(&g, "pseudo header: variant fields set to ones");
 
 	/* begin + pieces + finish == compute, for every split */
 	memcpy(pkt, v4 + 28, 12);
@@ -1389,7 +1389,7 @@ static void test_icrc_basics(struct ktap *t)
 			gchk(&g, 0, "split at %zu", cut);
 	}
 	gchk(&g, 1, "splits");
-	gend(t, &g, "ICRC computed incrementally over any split");
+	gend(&g, "ICRC computed incrementally over any split");
 
 	snaa_icrc_put(buf, 0x11223344);
 	{
@@ -1409,7 +1409,7 @@ static void test_icrc_basics(struct ktap *t)
 	    -SNAA_DROP_BAD_ICRC);
 	GRC(&g, snaa_icrc_verify(test_crc32_le, v4, 0, pkt, 15),
 	    -SNAA_DROP_TRUNCATED);
-	gend(t, &g, "ICRC store/load/verify");
+	gend(&g, "ICRC store/load/verify");
 }
 
 /* ------------------------------------------------------------------ */
@@ -1464,7 +1464,7 @@ static void variant_mask(__u8 *mask, size_t n, int v6, size_t ip_len)
 	mask[ip_len + 8 + 4] = 0xff;			/* BTH resv8a */
 }
 
-static void check_frame(struct ktap *t, const struct frame *fr, int idx,
+static void check_frame(const struct frame *fr, int idx,
 			const struct snaa_opcode_info **prev,
 			__u32 *prev_psn, __u32 *prev_qpn)
 {
@@ -1598,12 +1598,12 @@ static void check_frame(struct ktap *t, const struct frame *fr, int idx,
 		gchk(&g, ninv > 0, "invariant bits");
 	}
 out:
-	ktap_result(t, !g.bad, "rxe vector %d %s (%zu bytes): parse, ICRC "
+	result(!g.bad, "rxe vector %d %s (%zu bytes): parse, ICRC "
 		    "0x%08x, %u variant/%u invariant bit flips", idx,
 		    fr->label, fr->len, g.bad ? 0 : icrc, nvar, ninv);
 }
 
-static void test_vectors(struct ktap *t, const char *file, int want_v6)
+static void test_vectors(const char *file, int want_v6)
 {
 	static struct frame fr[64];
 	const struct snaa_opcode_info *prev[8] = { 0 };
@@ -1613,34 +1613,33 @@ static void test_vectors(struct ktap *t, const char *file, int want_v6)
 
 	snprintf(path, sizeof(path), "%s/%s", SNAA_VECTOR_DIR, file);
 	n = load_frames(path, fr, (int)ARRAY_SIZE(fr));
-	ktap_result(t, n >= 10, "%s: %d frames loaded", file, n);
+	result(n >= 10, "%s: %d frames loaded", file, n);
 	for (i = 0; i < n; i++) {
 		nv6 += snaa_get_be16(fr[i].b + 12) == 0x86dd;
-		check_frame(t, &fr[i], i, prev, prev_psn, prev_qpn);
+		check_frame(&fr[i], i, prev, prev_psn, prev_qpn);
 	}
-	ktap_result(t, n > 0 && nv6 == (want_v6 ? n : 0), "%s: all IPv%d",
+	result(n > 0 && nv6 == (want_v6 ? n : 0), "%s: all IPv%d",
 		    file, want_v6 ? 6 : 4);
 }
 
 int main(void)
 {
-	struct ktap t;
 
-	ktap_begin(&t, "snaa_wire");
-	test_mtu(&t);
-	test_byteorder(&t);
-	test_bth(&t);
-	test_ext_headers(&t);
-	test_opcode_table(&t);
-	test_req_opcode(&t);
-	test_opcode_seq(&t);
-	test_psn(&t);
-	test_parse_valid(&t);
-	test_parse_truncation(&t);
-	test_parse_malformed(&t);
-	test_drop_helpers(&t);
-	test_icrc_basics(&t);
-	test_vectors(&t, "rxe-ipv4.hex", 0);
-	test_vectors(&t, "rxe-ipv6.hex", 1);
-	return ktap_end(&t);
+	ktap_header("snaa_wire");
+	test_mtu();
+	test_byteorder();
+	test_bth();
+	test_ext_headers();
+	test_opcode_table();
+	test_req_opcode();
+	test_opcode_seq();
+	test_psn();
+	test_parse_valid();
+	test_parse_truncation();
+	test_parse_malformed();
+	test_drop_helpers();
+	test_icrc_basics();
+	test_vectors("rxe-ipv4.hex", 0);
+	test_vectors("rxe-ipv6.hex", 1);
+	return ktap_finish();
 }

@@ -14,7 +14,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "../provider/test_ktap.h"
+#include "../../tests/lib/ktap.h"
 #include "snaa_crc32c.h"
 #include "snaa_gid.h"
 #include "snaa_opt.h"
@@ -210,7 +210,7 @@ static void test_gid(void)
 
 int main(void)
 {
-	printf("KTAP version 1\n1..%d\n", PLAN);
+	ktap_plan(PLAN);
 	test_crc();
 	test_opt();
 	test_gid();

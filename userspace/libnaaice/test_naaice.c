@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../provider/test_ktap.h"
+#include "../../tests/lib/ktap.h"
 #include "naa_kernels.h"
 #include "naaice_int.h"
 
@@ -403,7 +403,7 @@ static void test_names(void)
 
 int main(void)
 {
-	printf("KTAP version 1\n1..54\n");
+	ktap_plan(54);
 	test_codec();
 	test_client_states();
 	test_server();

@@ -21,7 +21,7 @@
 
 #include "snaa_queue.h"
 
-#include "test_ktap.h"
+#include "../../tests/lib/ktap.h"
 
 #define NUM_TESTS	42
 
@@ -1308,7 +1308,7 @@ static void race_cq(void)
 
 int main(void)
 {
-	printf("KTAP version 1\n1..%d\n", NUM_TESTS);
+	ktap_plan(NUM_TESTS);
 
 	test_sqe_opcodes();
 	test_sqe_ud();

@@ -45,7 +45,7 @@
 
 #include "snaa_pabi.h"
 
-#include "test_ktap.h"
+#include "../../tests/lib/ktap.h"
 #include "test_vlog.h"
 
 #define NUM_TESTS	61
@@ -1934,7 +1934,7 @@ int main(int argc, char **argv)
 			argv[0]);
 		return 2;
 	}
-	printf("KTAP version 1\n1..%d\n", NUM_TESTS);
+	ktap_plan(NUM_TESTS);
 
 	memfd = memfd_create("snaa-fake-uverbs", MFD_CLOEXEC);
 	if (memfd < 0 || ftruncate(memfd, FD_SIZE) || fstat(memfd, &st)) {
