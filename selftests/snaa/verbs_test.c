@@ -2793,7 +2793,7 @@ static bool rd_atomic_is(struct ibv_qp *qp, enum ibv_qp_state state)
 static void hardening_rd_atomic(struct vu_dev *da, struct vu_dev *db)
 {
 	struct qp_req rc = REQ_DEFAULT;
-	struct vu_rc_attr saved = vu_rc;
+	struct snaa_rc_attr saved = vu_rc;
 	struct ibv_qp_attr attr;
 	struct ep a, b;
 	bool ok;
@@ -2877,7 +2877,7 @@ static bool loopback_intruder(struct vu_dev *da, bool rc)
 {
 	struct qp_req r = REQ_DEFAULT;
 	struct vu_dev dc = *da;
-	struct vu_rc_attr saved = vu_rc;
+	struct snaa_rc_attr saved = vu_rc;
 	long long d0, d1, want = rc ? 3 : 1;
 	struct ep a, b, c = { 0 };
 	struct ibv_wc wc;
@@ -2988,7 +2988,7 @@ static void hardening_lowered_producer(struct vu_dev *da, struct vu_dev *db)
 {
 	struct qp_req ra = REQ_DEFAULT, rb = REQ_DEFAULT;
 	uintptr_t before[LP_MAPS], after[LP_MAPS];
-	struct vu_rc_attr saved = vu_rc;
+	struct snaa_rc_attr saved = vu_rc;
 	struct snaa_ring *sq = NULL;
 	int nb, na, i, j, n = 0;
 	struct ep a = { 0 }, b = { 0 };

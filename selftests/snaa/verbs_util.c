@@ -581,29 +581,16 @@ int vu_qp_state(struct ibv_qp *qp)
 
 int vu_qp_init(struct ibv_qp *qp, int access)
 {
-	struct ibv_qp_attr a;
-
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_INIT;
-	a.pkey_index = 0;
-	a.port_num = VU_PORT;
-	a.qp_access_flags = (unsigned int)access;
-	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
-			     IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
+	return snaa_qp_init(qp, VU_PORT, (unsigned int)access);
 }
 
 void vu_fill_av(struct ibv_ah_attr *ah, int sgid_index,
 		const union ibv_gid *dgid)
 {
-	memset(ah, 0, sizeof(*ah));
-	ah->is_global = 1;
-	ah->grh.dgid = *dgid;
-	ah->grh.sgid_index = (uint8_t)sgid_index;
-	ah->grh.hop_limit = VU_HOP_LIMIT;
-	ah->port_num = VU_PORT;
+	snaa_fill_av(ah, VU_PORT, sgid_index, dgid);
 }
 
-struct vu_rc_attr vu_rc = {
+struct snaa_rc_attr vu_rc = {
 	.timeout = 14, .retry_cnt = 7, .rnr_retry = 7,
 	.min_rnr_timer = 12, .max_rd_atomic = 16, .max_dest_rd_atomic = 16,
 };
@@ -611,41 +598,13 @@ struct vu_rc_attr vu_rc = {
 int vu_qp_rtr(struct ibv_qp *qp, int sgid_index, const union ibv_gid *dgid,
 	      uint32_t dest_qpn, enum ibv_mtu mtu, uint32_t rq_psn)
 {
-	int mask = IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
-		   IBV_QP_DEST_QPN | IBV_QP_RQ_PSN;
-	struct ibv_qp_attr a;
-
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTR;
-	a.path_mtu = mtu;
-	a.dest_qp_num = dest_qpn;
-	a.rq_psn = rq_psn;
-	vu_fill_av(&a.ah_attr, sgid_index, dgid);
-	if (qp->qp_type == IBV_QPT_RC) {
-		a.max_dest_rd_atomic = vu_rc.max_dest_rd_atomic;
-		a.min_rnr_timer = vu_rc.min_rnr_timer;
-		mask |= IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER;
-	}
-	return ibv_modify_qp(qp, &a, mask);
+	return snaa_qp_rtr(qp, VU_PORT, sgid_index, dgid, dest_qpn, mtu,
+			   rq_psn, &vu_rc);
 }
 
 int vu_qp_rts(struct ibv_qp *qp, uint32_t sq_psn)
 {
-	int mask = IBV_QP_STATE | IBV_QP_SQ_PSN;
-	struct ibv_qp_attr a;
-
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTS;
-	a.sq_psn = sq_psn;
-	if (qp->qp_type == IBV_QPT_RC) {
-		a.timeout = vu_rc.timeout;
-		a.retry_cnt = vu_rc.retry_cnt;
-		a.rnr_retry = vu_rc.rnr_retry;
-		a.max_rd_atomic = vu_rc.max_rd_atomic;
-		mask |= IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
-			IBV_QP_MAX_QP_RD_ATOMIC;
-	}
-	return ibv_modify_qp(qp, &a, mask);
+	return snaa_qp_rts(qp, sq_psn, &vu_rc);
 }
 
 int vu_qp_connect(const struct vu_qp_end *self, const struct vu_qp_end *peer,

@@ -30,9 +30,10 @@
 #include <rdma/snaa-abi.h>
 
 #include "snaa_gid.h"
+#include "snaa_qp.h"
 
 #define VU_PORT		1
-#define VU_HOP_LIMIT	64
+#define VU_HOP_LIMIT	SNAA_HOP_LIMIT
 #define VU_EXIT_SKIP	4	/* kselftest KSFT_SKIP: a device is missing */
 
 /* ---- time and data ------------------------------------------------------ */
@@ -260,11 +261,7 @@ void vu_fill_av(struct ibv_ah_attr *ah, int sgid_index,
  * Defaults: timeout 14 (67 ms), 7 retries, rnr_retry 7 (infinite),
  * min_rnr_timer 12 (0.64 ms), 16 READ/atomic requests each way.
  */
-struct vu_rc_attr {
-	uint8_t timeout, retry_cnt, rnr_retry, min_rnr_timer;
-	uint8_t max_rd_atomic, max_dest_rd_atomic;
-};
-extern struct vu_rc_attr vu_rc;
+extern struct snaa_rc_attr vu_rc;
 
 /* INIT -> RTR towards QP dest_qpn at dgid, expecting PSN rq_psn. */
 int vu_qp_rtr(struct ibv_qp *qp, int sgid_index, const union ibv_gid *dgid,

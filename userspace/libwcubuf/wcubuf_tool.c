@@ -161,12 +161,10 @@ void wcu_close(struct wcu_dev *d)
 void wcu_fill_ah(struct wcu_dev *d, struct ibv_ah_attr *ah, int sgid_index,
 		 const void *dgid)
 {
-	memset(ah, 0, sizeof(*ah));
-	ah->is_global = 1;
-	memcpy(ah->grh.dgid.raw, dgid, 16);
-	ah->grh.sgid_index = (uint8_t)sgid_index;
-	ah->grh.hop_limit = WCU_HOP_LIMIT;
-	ah->port_num = d->port_num;
+	union ibv_gid g;
+
+	memcpy(g.raw, dgid, sizeof(g.raw));
+	snaa_fill_av(ah, d->port_num, sgid_index, &g);
 }
 
 int wcu_ud_cqs(struct wcu_dev *d, struct wcu_ud *u)
@@ -293,38 +291,19 @@ int wcu_ud_send(struct wcu_ud *u, struct ibv_ah *ah, uint32_t qpn,
 
 int wcu_uc_init(struct wcu_dev *d, struct ibv_qp *qp)
 {
-	struct ibv_qp_attr a;
-
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_INIT;
-	a.pkey_index = 0;
-	a.port_num = d->port_num;
-	a.qp_access_flags = IBV_ACCESS_REMOTE_WRITE;
-	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
-			     IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
+	return snaa_qp_init(qp, d->port_num, IBV_ACCESS_REMOTE_WRITE);
 }
 
 int wcu_uc_rtr_rts(struct wcu_dev *d, struct ibv_qp *qp, int sgid_index,
 		   uint32_t dqpn, const void *dgid)
 {
-	struct ibv_qp_attr a;
+	union ibv_gid g;
 	int ret;
 
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTR;
-	a.path_mtu = d->mtu;
-	a.dest_qp_num = dqpn;
-	a.rq_psn = 0;
-	wcu_fill_ah(d, &a.ah_attr, sgid_index, dgid);
-	ret = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV |
-			    IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
-			    IBV_QP_RQ_PSN);
-	if (ret)
-		return ret;
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTS;
-	a.sq_psn = 0;
-	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN);
+	memcpy(g.raw, dgid, sizeof(g.raw));
+	ret = snaa_qp_rtr(qp, d->port_num, sgid_index, &g, dqpn, d->mtu, 0,
+			  NULL);
+	return ret ? ret : snaa_qp_rts(qp, 0, NULL);
 }
 
 int wcu_uc_connect(struct wcu_dev *d, struct ibv_qp *qp, int sgid_index,

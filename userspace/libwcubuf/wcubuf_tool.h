@@ -16,9 +16,9 @@
 
 #include "snaa_gid.h"
 #include "snaa_opt.h"
+#include "snaa_qp.h"
 #include "wcubuf.h"
 
-#define WCU_HOP_LIMIT	64
 #define WCU_UD_RECVS	64			/* status receive buffers */
 #define WCU_UD_BUF	(WCUBUF_GRH_LEN + 64)	/* GRH + a status packet */
 
