@@ -141,20 +141,9 @@ enum snaa_counter {
 	SNAA_CNT_TX_ERR,
 	SNAA_CNT_LOOPBACK_PKTS,
 	SNAA_CNT_RX_LINEARIZED,
-	/* drops: the first ones mirror enum snaa_drop_reason */
-	SNAA_CNT_DROP_FIRST,
-	SNAA_CNT_DROP_TRUNCATED = SNAA_CNT_DROP_FIRST,
-	SNAA_CNT_DROP_BAD_TVER,
-	SNAA_CNT_DROP_BAD_OPCODE,
-	SNAA_CNT_DROP_UNSUPPORTED,
-	SNAA_CNT_DROP_BAD_QPN,
-	SNAA_CNT_DROP_BAD_PAD,
-	SNAA_CNT_DROP_PAD_EXCEEDS_PAYLOAD,
-	SNAA_CNT_DROP_UNALIGNED,
-	SNAA_CNT_DROP_BAD_LENGTH,
-	SNAA_CNT_DROP_BAD_ICRC,
-	SNAA_CNT_DROP_BAD_PKEY,
-	SNAA_CNT_DROP_MTU,
+	/* drops: the first ones are enum snaa_drop_reason's, in order */
+#define SNAA_DROP(reason, str) SNAA_CNT_DROP_##reason,
+#include "snaa_drop_reasons.h"
 	SNAA_CNT_DROP_UNKNOWN_QPN,
 	SNAA_CNT_DROP_QP_TYPE,		/* opcode not valid for the QP type */
 	SNAA_CNT_DROP_QP_STATE,		/* QP not in RTR/RTS */
@@ -200,6 +189,9 @@ enum snaa_counter {
 	SNAA_CNT_SQ_BUDGET_YIELDS,	/* SQ processing stopped, work left */
 	SNAA_CNT_NR
 };
+
+/* Drop reason r (enum snaa_drop_reason, r >= 1) counts at FIRST + r - 1. */
+#define SNAA_CNT_DROP_FIRST	(SNAA_CNT_RX_LINEARIZED + 1)
 
 static inline void snaa_count(struct snaa_dev *sdev, enum snaa_counter c,
 			      u64 n)

@@ -373,18 +373,9 @@ enum snaa_seq snaa_opcode_seq(const struct snaa_opcode_info *prev,
 
 static const char *const snaa_drop_names[SNAA_DROP_NR] = {
 	[SNAA_DROP_NONE] = "none",
-	[SNAA_DROP_TRUNCATED] = "truncated",
-	[SNAA_DROP_BAD_TVER] = "bad_tver",
-	[SNAA_DROP_BAD_OPCODE] = "bad_opcode",
-	[SNAA_DROP_UNSUPPORTED] = "unsupported_opcode",
-	[SNAA_DROP_BAD_QPN] = "bad_qpn",
-	[SNAA_DROP_BAD_PAD] = "bad_pad",
-	[SNAA_DROP_PAD_EXCEEDS_PAYLOAD] = "pad_exceeds_payload",
-	[SNAA_DROP_UNALIGNED] = "unaligned_length",
-	[SNAA_DROP_BAD_LENGTH] = "bad_length",
-	[SNAA_DROP_BAD_ICRC] = "bad_icrc",
-	[SNAA_DROP_BAD_PKEY] = "bad_pkey",
-	[SNAA_DROP_MTU] = "mtu_exceeded",
+#define SNAA_DROP(reason, str) \
+	[SNAA_DROP_##reason] = str,
+#include "snaa_drop_reasons.h"
 };
 
 /**

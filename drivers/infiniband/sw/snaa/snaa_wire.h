@@ -706,18 +706,8 @@ static inline __u8 snaa_pad_for(__u32 len)
  */
 enum snaa_drop_reason {
 	SNAA_DROP_NONE = 0,
-	SNAA_DROP_TRUNCATED,
-	SNAA_DROP_BAD_TVER,
-	SNAA_DROP_BAD_OPCODE,
-	SNAA_DROP_UNSUPPORTED,
-	SNAA_DROP_BAD_QPN,
-	SNAA_DROP_BAD_PAD,
-	SNAA_DROP_PAD_EXCEEDS_PAYLOAD,
-	SNAA_DROP_UNALIGNED,
-	SNAA_DROP_BAD_LENGTH,
-	SNAA_DROP_BAD_ICRC,
-	SNAA_DROP_BAD_PKEY,
-	SNAA_DROP_MTU,
+#define SNAA_DROP(reason, str) SNAA_DROP_##reason,
+#include "snaa_drop_reasons.h"
 	SNAA_DROP_NR
 };
 
