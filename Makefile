@@ -19,7 +19,8 @@
 #   make demo-wcubuf  build, boot the VM, wcubuf-send streaming images to
 #                   wcubuf-emu on snaa, clean and with 2 % loss
 #   make install    module + provider (honours DESTDIR)
-#   make deps       install the build/test dependencies with apt-get
+#   make deps       install the build/test dependencies with apt-get (the
+#                   only target that runs apt; check, demo and style run it)
 #   make bench      snaa vs rdma_rxe in one VM boot, ratio table (bench/results/),
 #                   then make bench-naaice and make bench-wcubuf
 #   make bench-naaice  NAAICE RPC round trip (1 B - 1 KiB) and throughput
@@ -95,7 +96,7 @@ sparse:
 	$(MAKE) -C $(KDIR) M=$(MOD_BUILD) W=1 C=2 modules
 	$(MAKE) -C $(KDIR) M=$(KTEST_BUILD) W=1 C=2 modules
 
-style:
+style: deps
 	sh scripts/style.sh
 
 modules_install:

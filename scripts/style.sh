@@ -1,16 +1,18 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 # Run the kernel's checkpatch.pl over the driver and the uapi header.
-# checkpatch comes from Debian's linux-source-6.1 tarball (installed on
-# demand); it is extracted to build/, never committed.
+# checkpatch comes from Debian's linux-source-6.1 tarball (make deps
+# installs it; make style runs make deps first); it is extracted to
+# build/, never committed.
 set -eu
 cd "$(dirname "$0")/.."
 cp=build/checkpatch/scripts/checkpatch.pl
 if [ ! -x "$cp" ]; then
 	tarball=$(ls /usr/src/linux-source-6.1.tar.* 2>/dev/null | head -n 1)
 	if [ -z "$tarball" ]; then
-		apt-get install -y -q --no-install-recommends linux-source-6.1
-		tarball=$(ls /usr/src/linux-source-6.1.tar.* | head -n 1)
+		echo "style.sh: checkpatch.pl comes from linux-source-6.1:" \
+			"install it with 'make deps'" >&2
+		exit 2
 	fi
 	mkdir -p build/checkpatch
 	tar -xf "$tarball" -C build/checkpatch --strip-components=1 \
