@@ -167,13 +167,13 @@ fuzz:
 
 demo: deps
 	$(MAKE) all
-	selftests/vm/run -- sh -c 'sh scripts/demo.sh && sh scripts/naaice-demo.sh && sh scripts/wcubuf-demo.sh'
+	selftests/vm/run -- sh -c 'sh selftests/demo/snaa.sh && sh selftests/demo/naaice.sh && sh selftests/demo/wcubuf.sh'
 
 demo-naaice: all
-	selftests/vm/run -- sh scripts/naaice-demo.sh
+	selftests/vm/run -- sh selftests/demo/naaice.sh
 
 demo-wcubuf: all
-	selftests/vm/run -- sh scripts/wcubuf-demo.sh
+	selftests/vm/run -- sh selftests/demo/wcubuf.sh
 
 clean:
 	if [ -d $(MOD_BUILD) ]; then $(MAKE) -C $(KDIR) M=$(MOD_BUILD) clean; fi

@@ -20,7 +20,7 @@
 # RDMA device (test_device.py iterates over all of them).  Both runs use
 # the RoCE v2 GID of 198.18.0.1 (--gid).
 #
-# The suite (scripts/pyverbs-tests.sh: a copy of
+# The suite (selftests/snaa/pyverbs_suite.sh: a copy of
 # /usr/share/doc/rdma-core/tests outside the tree) is driven by a small
 # unittest runner (below) that records every test's outcome, ok / skip /
 # fail / error, with its reason, bounds each test (SNAA_PYVERBS_TEST_TIMEOUT
@@ -42,7 +42,7 @@
 #
 # Environment (selftests/vm/run passes SNAA_* into the VM):
 # SNAA_PYVERBS_TESTS=DIR a ready copy of the suite (else
-# scripts/pyverbs-tests.sh); SNAA_PYVERBS_PYTHON (python3);
+# selftests/snaa/pyverbs_suite.sh); SNAA_PYVERBS_PYTHON (python3);
 # SNAA_PYVERBS_FILTER="PATTERN ..." only the
 # tests whose id matches one of the fnmatch patterns (e.g. "*test_qp*");
 # SNAA_PYVERBS_LIST=1 lists every test's outcome on both devices.
@@ -76,7 +76,7 @@ uc_vm_only
 if [ -n "${SNAA_PYVERBS_TESTS:-}" ]; then
 	pv_dir=$SNAA_PYVERBS_TESTS
 else
-	pv_dir=$(sh "$SNAA_TOP/scripts/pyverbs-tests.sh") ||
+	pv_dir=$(sh "$UC_HERE/pyverbs_suite.sh") ||
 		snaa_skip "rdma-core's test suite is not available (python3-pyverbs; make deps)"
 fi
 [ -f "$pv_dir/run_tests.py" ] || snaa_skip "$pv_dir/run_tests.py missing"

@@ -51,7 +51,7 @@
 # snaa_build.
 set -u
 
-# uc_perftest.sh, verbs.sh and scripts/demo.sh set UC_HERE before sourcing
+# uc_perftest.sh, verbs.sh and selftests/demo/*.sh set UC_HERE before sourcing
 # this file (lib.sh would find the tree from their $0)
 UC_HERE=${UC_HERE:-$(cd "$(dirname "$0")" && pwd)}
 SNAA_TOP=${SNAA_TOP:-$(cd "$UC_HERE/../.." && pwd)}

@@ -9,10 +9,10 @@
 #
 # DEMO_VERBOSE=1 also shows the full tool output.
 set -eu
-here=$(cd "$(dirname "$0")/../selftests/snaa" && pwd)
+here=$(cd "$(dirname "$0")/../snaa" && pwd)
 UC_HERE=$here
 UC_TEST_SOURCED=1
-# shellcheck source=../selftests/snaa/uc_test.sh
+# shellcheck source=SCRIPTDIR/../snaa/uc_test.sh
 . "$here/uc_test.sh"
 
 step() {

@@ -4,7 +4,7 @@
 # Print the path of a ready-to-run copy of rdma-core's own test suite
 # (pyverbs' tests/, run_tests.py) for selftests/snaa/pyverbs.sh.
 #
-#   scripts/pyverbs-tests.sh
+#   selftests/snaa/pyverbs_suite.sh
 #
 # Debian's python3-pyverbs ships rdma-core's tests/ under
 # /usr/share/doc/rdma-core/tests with the larger files gzipped (dh_compress),
@@ -23,7 +23,7 @@ src=/usr/share/doc/rdma-core/tests
 cache=${SNAA_CACHE:-/var/cache/snaa}
 
 die() {
-	echo "pyverbs-tests: $*" >&2
+	echo "pyverbs_suite: $*" >&2
 	exit 1
 }
 

@@ -7,13 +7,13 @@
 #
 #   ns snaa-a: snaa0 - veth0 198.18.0.1  <==>  ns snaa-b: snaa1 - veth1 198.18.0.2
 set -u
-here=$(cd "$(dirname "$0")/../selftests/snaa" && pwd)
+here=$(cd "$(dirname "$0")/../snaa" && pwd)
 naa=$(cd "$here/../../userspace/libnaaice" && pwd)
 # shellcheck disable=SC2034 # both read by uc_test.sh
 UC_HERE=$here
 # shellcheck disable=SC2034
 UC_TEST_SOURCED=1
-# shellcheck source=../selftests/snaa/uc_test.sh
+# shellcheck source=SCRIPTDIR/../snaa/uc_test.sh
 . "$here/uc_test.sh"
 modprobe rdma_ucm
 

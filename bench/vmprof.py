@@ -12,7 +12,7 @@ symbols of the modules you care about:
 
     SNAA_VM_QEMU_ARGS="-gdb tcp:127.0.0.1:1234" SNAA_VM_APPEND=nokaslr \\
         selftests/vm/run -- sh my-test.sh     # prints /proc/kallsyms lines
-    scripts/vmprof.py --delay 10 --seconds 5 --map /boot/System.map-K \\
+    bench/vmprof.py --delay 10 --seconds 5 --map /boot/System.map-K \\
         --map guest-output.txt
 
 Samples taken while the VM runs cost it a stop each: figures measured in a
