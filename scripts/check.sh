@@ -319,13 +319,13 @@ stage_host_kbuild() {
 VM_SCALE=1
 
 # vm_group N: the Nth of the two halves of $SNAA_VM_TESTS, in their
-# order: each test, largest budget first, joins the half with the smaller
-# sum of budgets so far, so that the halves take about the same time.
+# order: each test, largest budget (run_tests.sh's) first, joins the
+# half with the smaller sum of budgets so far, so that the halves take
+# about the same time.
 vm_group() {
-	for t in $SNAA_VM_TESTS; do
-		printf '%s %s\n' "$t" "$(awk -v t="$t" '$1 == t { print $2 }' \
-			selftests/snaa/budgets)"
-	done | awk -v n="$1" '
+	# shellcheck disable=SC2086 # a list of test names
+	SNAA_TIME_SCALE=1 sh selftests/snaa/run_tests.sh --budgets \
+		$SNAA_VM_TESTS | awk -v n="$1" '
 		{ name[NR] = $1; b[NR] = $2 + 0 }
 		END {
 			for (k = 1; k <= NR; k++) {	# the largest left

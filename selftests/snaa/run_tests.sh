@@ -4,6 +4,7 @@
 # Run snaa VM tests in one VM boot:
 #     selftests/vm/run -- sh selftests/snaa/run_tests.sh [TEST...]
 #     sh selftests/snaa/run_tests.sh --total [TEST...]
+#     sh selftests/snaa/run_tests.sh --budgets [TEST...]
 # (default: every TEST_PROGS of the Makefile).  Each test prints its own
 # KTAP document; the exit status is non-zero if any test failed.  Tests
 # run in a fresh state: the module is unloaded and test namespaces/links
@@ -14,18 +15,22 @@
 # $SNAA_TIME_SCALE (scripts/check.sh measures it, lib.sh's snaa_secs).
 # A test still running at the end of its budget is killed, with every
 # program it started, and reported as one failed test that says which
-# test and what its budget was; the next test runs as usual.  --total prints the sum of the budgets of the tests
-# named (at scale 1: selftests/vm/run scales its --timeout itself).
+# test and what its budget was; the next test runs as usual.  --total
+# prints the sum of the budgets of the tests named (at scale 1:
+# selftests/vm/run scales its --timeout itself), --budgets a line
+# "TEST SECONDS" for each.
 set -u
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
 cd "$SNAA_TEST_DIR" || exit 1
 
 total=
-if [ "${1:-}" = --total ]; then
-	total=1
+case ${1:-} in
+--total|--budgets)
+	total=$1
 	shift
-fi
+	;;
+esac
 tests=${*:-$(sed -n 's/^TEST_PROGS *:= *//p' Makefile)}
 
 # budget TEST: TEST's budget in seconds at scale 1 (600 if not listed)
@@ -33,7 +38,12 @@ budget() {
 	awk -v t="$1" '$1 == t { b = $2 } END { print b ? b : 600 }' budgets
 }
 
-if [ -n "$total" ]; then
+if [ "$total" = --budgets ]; then
+	for t in $tests; do
+		echo "$t $(budget "$t")"
+	done
+	exit 0
+elif [ -n "$total" ]; then
 	sum=0
 	for t in $tests; do
 		sum=$((sum + $(budget "$t")))
