@@ -1727,7 +1727,8 @@ int main(int argc, char **argv)
 	int ndev = 0, ret;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	opt.ack_timeout = vu_ack_timeout(14);
+	/* vu_rc's default (14), scaled as verbs_test's */
+	opt.ack_timeout = vu_ack_timeout(vu_rc.timeout);
 	parse_args(argc, argv);
 	vu_rc.timeout = (uint8_t)opt.ack_timeout;
 	printf("KTAP version 1\n");
