@@ -121,16 +121,18 @@ int wcu_open(struct wcu_dev *d, const char *name, int port, int gid_index,
 			fprintf(stderr, "%s: warning: GID index %d is not "
 				"RoCE v2\n", wcu_prog, gid_index);
 	} else {
-		bool v4 = !like || snaa_gid_is_v4mapped(like);
+		enum snaa_gid_kind kind = like ? snaa_gid_kind_of(like) :
+						 SNAA_GID_IPV4;
+		const char *ip = kind == SNAA_GID_IPV4 ? "IPv4" : "IPv6";
 
 		i = snaa_gid_find(d->ctx, d->port_num, d->port.gid_tbl_len,
-				  v4 ? SNAA_GID_IPV4 : SNAA_GID_IPV6, &e);
+				  kind, &e);
 		if (i < 0) {
 			fprintf(stderr, "%s: %s has no RoCE v2 %s GID: give "
 				"its netdev an %s address, or pick a GID with "
 				"--gid-index (ibv_devinfo -v lists them)\n",
 				wcu_prog, ibv_get_device_name(d->ctx->device),
-				v4 ? "IPv4" : "IPv6", v4 ? "IPv4" : "IPv6");
+				ip, ip);
 			goto fail;
 		}
 	}
