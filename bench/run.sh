@@ -237,13 +237,11 @@ setup_snaa() {
 	# files during the run: use private copies, taken now.
 	snap=$TMP/snaa
 	mkdir -p "$snap"
-	if ! cp "$ko" "$snap/snaa.ko" ||
-	   ! cp "$(dirname "$ko")/snaa_doorbell.ko" "$snap/" ||
-	   ! cp "$prov" "$snap/"; then
-		log "no $ko, snaa_doorbell.ko or $prov (make modules provider)"
+	if ! cp "$ko" "$snap/snaa.ko" || ! cp "$prov" "$snap/"; then
+		log "no $ko or $prov (make modules provider)"
 		return 1
 	fi
-	(cd "$snap" && md5sum snaa.ko snaa_doorbell.ko libsnaa-rdmav34.so)
+	(cd "$snap" && md5sum snaa.ko libsnaa-rdmav34.so)
 	SNAA_KO=$snap/snaa.ko
 	# shellcheck disable=SC2034 # used by snaa_use_build_provider
 	SNAA_PROVIDER=$snap/libsnaa
@@ -257,9 +255,7 @@ setup_snaa() {
 		# lib.sh would run depmod (a minute and more under TCG)
 		log "build/modroot is not for this snaa.ko: insmod instead"
 		# shellcheck disable=SC2046 # a list of module names
-		if ! modprobe -a $(modinfo -F depends "$SNAA_KO" |
-				   tr ',' ' ' | sed 's/snaa_doorbell//') ||
-		   ! insmod "$snap/snaa_doorbell.ko" ||
+		if ! modprobe -a $(modinfo -F depends "$SNAA_KO" | tr ',' ' ') ||
 		   ! insmod "$SNAA_KO"; then
 			log "insmod snaa.ko failed"
 			return 1

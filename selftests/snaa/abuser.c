@@ -33,14 +33,12 @@
  *            SQ/RQ slots, moves producer and consumer indices backwards,
  *            past the end, to random values, flips the flags word and
  *            random bytes, corrupts CQ rings (consumer, producer, CQEs);
- *            then rings the doorbell with raw legacy POST_SEND/POST_RECV
- *            write() commands on cmd_fd (also with garbage WR lists, bad
- *            response pointers, stale, foreign and random handles), with
- *            the raw SQ doorbell ioctl (also for foreign and random
- *            QPNs, with broken headers and attributes), through the
- *            doorbell device (the provider's files, as it rings; files
- *            of its own, unbound, with other commands, bound to a
- *            context or a random descriptor) or through ibv_post_*;
+ *            then rings the raw doorbell ioctl on cmd_fd (SQ and RQ,
+ *            also for foreign, stale and random QPNs, with reserved
+ *            bits, broken headers and attributes) or posts through
+ *            ibv_post_*, and writes the POST_SEND/POST_RECV commands
+ *            that snaa refuses (with garbage WR lists, bad response
+ *            pointers, stale, foreign and random handles);
  *            maps rings a second
  *            time, with the wrong size, MAP_PRIVATE, at random keys
  *  commands  raw destroy commands with stale handles (an object destroyed

@@ -286,7 +286,8 @@ struct snaa_ring *ring_hdr(const struct ring *r);
 uint8_t *ring_slot(const struct ring *r, uint32_t idx);
 void ring_pretag(struct ring *r);
 uint32_t pow2_up(uint32_t x);
-int raw_doorbell(int fd, uint32_t handle, bool recv);
+/* A well-formed doorbell ioctl for a queue of qpn: 0 or an errno. */
+int raw_doorbell(int fd, uint32_t qpn, bool recv);
 int raw_destroy(int fd, int type, uint32_t handle);
 int raw_resize_cq(int fd, uint32_t handle, uint32_t cqe,
 			 uint64_t *key, uint32_t *num, uint32_t *ring_size);

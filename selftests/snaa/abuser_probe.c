@@ -98,8 +98,9 @@ static void *storm_worker(void *arg)
 			break;
 		case 5:
 			outcome("storm raw doorbell",
-				raw_doorbell(c->ctx->cmd_fd, st->handles[i],
-					     chance(40)), false);
+				raw_doorbell(c->ctx->cmd_fd,
+					     st->q[i].qp->qp_num, chance(40)),
+				false);
 			break;
 		case 6:
 			ring_wq(c, &st->q[i], chance(40), true);
@@ -681,10 +682,10 @@ bool flush_chase(double secs, struct chase_result *res)
 	vu_nap_us(50000);
 	while (vu_now() < ch.deadline - 0.3) {
 		c0 = __atomic_load_n(&ch.h->consumer, __ATOMIC_ACQUIRE);
-		t0 = call_begin("flush chase: raw POST_SEND doorbell");
-		outcome("flush chase: raw POST_SEND doorbell",
-			raw_doorbell(ctx->cmd_fd, qp->handle, false), false);
-		call_end("flush chase: raw POST_SEND doorbell", t0);
+		t0 = call_begin("flush chase: raw SQ doorbell");
+		outcome("flush chase: raw SQ doorbell",
+			raw_doorbell(ctx->cmd_fd, qp->qp_num, false), false);
+		call_end("flush chase: raw SQ doorbell", t0);
 		dt = vu_now() - t0;
 		c1 = __atomic_load_n(&ch.h->consumer, __ATOMIC_ACQUIRE);
 		/* a while without a doorbell, then many more tries: on a

@@ -125,60 +125,42 @@ static int raw_write(int fd, const void *buf, size_t len, const char *name)
 	return ret;
 }
 
-int raw_doorbell(int fd, uint32_t handle, bool recv)
+int raw_doorbell(int fd, uint32_t qpn, bool recv)
 {
-	struct {
-		struct ib_uverbs_cmd_hdr hdr;
-		union {
-			struct ib_uverbs_post_send s;
-			struct ib_uverbs_post_recv r;
-		};
-	} cmd;
-	uint32_t resp[4];
+	struct vu_doorbell cmd;
+	double t0;
+	int ret;
 
-	memset(&cmd, 0, sizeof(cmd));
-	cmd.hdr.command = recv ? IB_USER_VERBS_CMD_POST_RECV :
-				 IB_USER_VERBS_CMD_POST_SEND;
-	cmd.hdr.in_words = (uint16_t)((sizeof(cmd.hdr) +
-				       (recv ? sizeof(cmd.r) : sizeof(cmd.s))) /
-				      4);
-	cmd.hdr.out_words = 1;
-	if (recv) {
-		cmd.r.response = (uintptr_t)resp;
-		cmd.r.qp_handle = handle;
-		cmd.r.wqe_size = sizeof(struct ib_uverbs_recv_wr);
-	} else {
-		cmd.s.response = (uintptr_t)resp;
-		cmd.s.qp_handle = handle;
-		cmd.s.wqe_size = sizeof(struct ib_uverbs_send_wr);
-	}
+	vu_doorbell_init(&cmd, qpn | (recv ? SNAA_DOORBELL_RQ : 0));
 	atomic_fetch_add(&st_doorbells, 1);
-	return raw_write(fd, &cmd, cmd.hdr.in_words * 4u,
-			 recv ? "raw POST_RECV doorbell" :
-				"raw POST_SEND doorbell");
+	t0 = call_begin(recv ? "raw RQ doorbell" : "raw SQ doorbell");
+	ret = vu_doorbell_ring(fd, &cmd);
+	call_end(recv ? "raw RQ doorbell" : "raw SQ doorbell", t0);
+	return ret;
 }
 
 static void rand_bytes(uint8_t *p, size_t n);
 
 /*
- * The SQ doorbell ioctl (SNAA_IB_METHOD_SQ_DOORBELL) for @qpn, mostly
- * well formed; else with random header fields (the method stays ours:
- * random ones could destroy objects behind libibverbs' back), attribute
- * id, length or flags, or extra attributes.
+ * The doorbell ioctl (SNAA_IB_METHOD_QP_DOORBELL) for a queue of @qpn,
+ * mostly well formed; else with reserved bits of the word set, random
+ * header fields (the method stays ours: random ones could destroy
+ * objects behind libibverbs' back), attribute id, length or flags, or
+ * extra attributes.
  */
-static int raw_ioctl_doorbell(int fd, uint32_t qpn)
+static int raw_ioctl_doorbell(int fd, uint32_t qpn, bool recv)
 {
-	struct vu_sq_doorbell cmd;
+	struct vu_doorbell cmd;
 	double t0;
 	int ret;
 
-	vu_sq_doorbell_init(&cmd, qpn);
+	vu_doorbell_init(&cmd, qpn | (recv ? SNAA_DOORBELL_RQ : 0));
 	if (chance(30)) {
-		switch (rn(6)) {
+		switch (rn(7)) {
 		case 0:
 			rand_bytes((uint8_t *)&cmd, sizeof(cmd));
 			cmd.hdr.object_id = UVERBS_OBJECT_DEVICE;
-			cmd.hdr.method_id = SNAA_IB_METHOD_SQ_DOORBELL;
+			cmd.hdr.method_id = SNAA_IB_METHOD_QP_DOORBELL;
 			break;
 		case 1:
 			cmd.attr[0].attr_id = (uint16_t)rnd();
@@ -197,15 +179,20 @@ static int raw_ioctl_doorbell(int fd, uint32_t qpn)
 			cmd.hdr.num_attrs = 3;
 			cmd.hdr.length = sizeof(cmd);
 			break;
+		case 5:
+			/* reserved bits of the doorbell word */
+			cmd.attr[0].data |= (uint64_t)(rnd() | 1) << 24 &
+					    0x7f000000u;
+			break;
 		default:
 			cmd.hdr.num_attrs = 0;
 			cmd.hdr.length = sizeof(cmd.hdr);
 		}
 	}
 	atomic_fetch_add(&st_doorbells, 1);
-	t0 = call_begin("raw SQ doorbell ioctl");
-	ret = vu_sq_doorbell_ring(fd, &cmd);
-	call_end("raw SQ doorbell ioctl", t0);
+	t0 = call_begin("raw doorbell ioctl");
+	ret = vu_doorbell_ring(fd, &cmd);
+	call_end("raw doorbell ioctl", t0);
 	return ret;
 }
 
@@ -585,62 +572,10 @@ uint32_t rand_handle(struct actx *c)
 	}
 }
 
-/* One of the doorbell files the provider opened, at random; -1 if none. */
-static int any_doorbell_fd(void)
-{
-	int fds[64], n = vu_doorbell_fds(fds, 64);
-
-	return n ? fds[rn((uint32_t)n)] : -1;
-}
-
-/*
- * The doorbell device: a ring through the file the provider bound to
- * this context, or to any (another thread may be closing it, with its
- * context), for a QPN that is ours, another context's or random; or a
- * file of our own, rung unbound, with another command, or bound to a
- * context (the provider's binding makes that EBUSY) or with a random
- * descriptor.
- */
-static int raw_doorbell_dev(struct actx *c, uint32_t qpn)
-{
-	int s = LIVE_SLOT(c->qp, NQP, qp, 1), f = -1, ret;
-
-	if (chance(70)) {
-		if (s >= 0 && chance(70))
-			f = vu_doorbell_fd_of(c->qp[s].qp);
-		if (f < 0)
-			f = any_doorbell_fd();
-		if (f >= 0)
-			return vu_doorbell_ring(f, chance(90) ? qpn : rnd());
-	}
-	f = open(SNAA_DOORBELL_DEV, O_RDWR | O_CLOEXEC);
-	if (f < 0)
-		return errno;
-	switch (rn(4)) {
-	case 0:
-		ret = vu_doorbell_ring(f, qpn);
-		break;
-	case 1:
-		/* our magic number: no generic file ioctl by chance */
-		ret = ioctl(f, _IOC(rn(4), SNAA_DOORBELL_MAGIC, 1 + rn(255),
-				    rn(64)), rnd()) ? errno : 0;
-		break;
-	case 2:
-		ret = vu_doorbell_bind(c->ctx, f, chance(80) ? 4 : rn(9));
-		break;
-	default:
-		ret = vu_doorbell_bind(c->ctx, chance(50) ? (int32_t)rn(64) :
-					       (int32_t)rnd(), 4);
-		break;
-	}
-	close(f);
-	return ret;
-}
-
 void act_doorbell(struct actx *c)
 {
-	int fd = c->ctx->cmd_fd, o;
-	uint32_t h = rand_handle(c);
+	int fd = c->ctx->cmd_fd, o, s;
+	uint32_t h = rand_handle(c), qpn;
 	bool rq = chance(40);
 
 	if (chance(10)) {
@@ -648,25 +583,19 @@ void act_doorbell(struct actx *c)
 		if (o >= 0)
 			fd = ctxs[o].ctx->cmd_fd;	/* a foreign fd */
 	}
-	if (chance(25)) {
+	s = LIVE_SLOT(c->qp, NQP, qp, 1);
+	/* a foreign fd rings another context's QP: EINVAL */
+	qpn = s >= 0 && chance(70) ? c->qp[s].qp->qp_num :
+	      chance(50) ? (uint32_t)rnd() & SNAA_DOORBELL_QPN_MASK : rn(256);
+	if (chance(25))
 		outcome("raw POST_* with garbage",
-			raw_doorbell_garbage(fd, h, rq), false);
-	} else if (chance(30)) {
-		int s = LIVE_SLOT(c->qp, NQP, qp, 1);
-		uint32_t qpn = s >= 0 && chance(70) ? c->qp[s].qp->qp_num :
-			       chance(50) ? (uint32_t)rnd() & 0xffffff : rn(256);
-
-		/* a foreign fd rings another context's QP: EINVAL */
-		if (chance(50))
-			outcome("raw SQ doorbell ioctl",
-				raw_ioctl_doorbell(fd, qpn), false);
-		else
-			outcome("doorbell device", raw_doorbell_dev(c, qpn),
-				false);
-	} else {
-		outcome(rq ? "raw POST_RECV doorbell" : "raw POST_SEND doorbell",
-			raw_doorbell(fd, h, rq), false);
-	}
+			raw_doorbell_garbage(fd, h, rq), true);
+	else if (chance(40))
+		outcome("raw doorbell ioctl", raw_ioctl_doorbell(fd, qpn, rq),
+			false);
+	else
+		outcome(rq ? "raw RQ doorbell" : "raw SQ doorbell",
+			raw_doorbell(fd, qpn, rq), false);
 }
 
 /* The entry whose handle the kernel just destroyed: never touch it

@@ -1,8 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 #
-# snaa device life cycle: module load/unload (and snaa_doorbell's, which
-# an open doorbell file keeps, not snaa), rdma link add/delete,
+# snaa device life cycle: module load/unload, rdma link add/delete,
 # duplicates and bad arguments, port state from carrier, GIDs, MTU,
 # netdev removal, network namespaces, renames, provider binding.
 #
@@ -36,8 +35,6 @@ snaa_use_build_provider
 # --- module --------------------------------------------------------------
 check "modprobe snaa" modprobe snaa
 check "module is live" test "$(cat /sys/module/snaa/initstate)" = live
-check "modprobe snaa loads snaa_doorbell, /dev/snaa_doorbell is there" \
-	sh -c 'test -e /sys/module/snaa_doorbell && test -c /dev/snaa_doorbell'
 check "rdma link type snaa is offered" sh -c 'rdma link add 2>&1; true'
 
 ip link add veth0 type veth peer name veth1
@@ -231,16 +228,10 @@ ip link set veth2 up
 ip link set veth3 up
 rdma link add snaa4 type snaa netdev veth2
 rdma link add snaa5 type snaa netdev veth3
-# A doorbell file held open pins snaa_doorbell, not snaa.
-exec 7<>/dev/snaa_doorbell
-check "rmmod with two devices (and a doorbell file open)" rmmod snaa
+check "rmmod with two devices" rmmod snaa
 check "devices gone after rmmod" \
 	sh -c '! ls /sys/class/infiniband | grep -q snaa'
 check "module gone" test ! -e /sys/module/snaa
-check "snaa_doorbell stays while a file of it is open" \
-	sh -c '! rmmod snaa_doorbell 2>/dev/null && test -e /sys/module/snaa_doorbell'
-exec 7<&-
-check "rmmod snaa_doorbell once its files are closed" rmmod snaa_doorbell
 check "rdma link add autoloads the module" \
 	rdma link add snaa6 type snaa netdev veth2
 check "autoloaded module is live" test -e /sys/module/snaa

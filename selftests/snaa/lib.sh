@@ -222,8 +222,7 @@ snaa_gid_index() {
 	return 1
 }
 
-# Install the build-tree modules (snaa and its dependency snaa_doorbell)
-# so that modprobe and the rdma-link autoload find them (the VM's /lib/modules is a writable overlay).  The
+# Install the build-tree module so that modprobe and the rdma-link autoload find them (the VM's /lib/modules is a writable overlay).  The
 # module indexes were made on the host by scripts/modroot.sh; running
 # depmod here instead takes a minute under TCG.
 snaa_install_module() {
@@ -233,11 +232,9 @@ snaa_install_module() {
 	if [ -f "$staged/modules.dep" ] && cmp -s "$staged/updates/snaa.ko" "$SNAA_KO"; then
 		cp "$staged"/modules.* "$kdir/"
 		cp "$SNAA_KO" "$kdir/updates/snaa.ko"
-		cp "$staged/updates/snaa_doorbell.ko" "$kdir/updates/"
 	else
 		echo "# module indexes not staged (scripts/modroot.sh): running depmod"
 		cp "$SNAA_KO" "$kdir/updates/snaa.ko"
-		cp "$(dirname "$SNAA_KO")/snaa_doorbell.ko" "$kdir/updates/"
 		depmod -a
 	fi
 	# SNAA_DYNDBG="+p" (or "func snaa_qp_error +p"-style flags for the

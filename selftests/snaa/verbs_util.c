@@ -11,7 +11,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <dirent.h>
 #include <time.h>
 #include <unistd.h>
 #include <sys/ioctl.h>
@@ -677,79 +676,31 @@ void vu_cq_drain(struct ibv_cq *cq)
 		;
 }
 
-/* ---- snaa's SQ doorbell ioctl -------------------------------------------- */
+/* ---- snaa's doorbell ioctl ----------------------------------------------- */
 
-void vu_sq_doorbell_init(struct vu_sq_doorbell *cmd, uint32_t qpn)
+void vu_doorbell_init(struct vu_doorbell *cmd, uint32_t word)
 {
 	memset(cmd, 0, sizeof(*cmd));
 	cmd->hdr.length = sizeof(cmd->hdr) + sizeof(cmd->attr[0]);
 	cmd->hdr.object_id = UVERBS_OBJECT_DEVICE;
-	cmd->hdr.method_id = SNAA_IB_METHOD_SQ_DOORBELL;
+	cmd->hdr.method_id = SNAA_IB_METHOD_QP_DOORBELL;
 	cmd->hdr.num_attrs = 1;
 	cmd->hdr.driver_id = RDMA_DRIVER_UNKNOWN;
-	cmd->attr[0].attr_id = SNAA_IB_ATTR_SQ_DOORBELL_QPN;
-	cmd->attr[0].len = sizeof(qpn);
+	cmd->attr[0].attr_id = SNAA_IB_ATTR_DOORBELL;
+	cmd->attr[0].len = sizeof(word);
 	cmd->attr[0].flags = UVERBS_ATTR_F_MANDATORY;
-	memcpy(&cmd->attr[0].data, &qpn, sizeof(qpn));
+	memcpy(&cmd->attr[0].data, &word, sizeof(word));
 }
 
-int vu_sq_doorbell_ring(int fd, struct vu_sq_doorbell *cmd)
+int vu_doorbell_ring(int fd, struct vu_doorbell *cmd)
 {
 	return ioctl(fd, RDMA_VERBS_IOCTL, cmd) ? errno : 0;
 }
 
-/* ---- snaa's doorbell device ---------------------------------------------- */
-
-int vu_doorbell_bind(struct ibv_context *ctx, int32_t fd, uint16_t len)
+int vu_doorbell(struct ibv_context *ctx, uint32_t word)
 {
-	struct vu_sq_doorbell cmd;
+	struct vu_doorbell cmd;
 
-	vu_sq_doorbell_init(&cmd, 0);
-	cmd.hdr.method_id = SNAA_IB_METHOD_DOORBELL_BIND;
-	cmd.attr[0].attr_id = SNAA_IB_ATTR_DOORBELL_BIND_FD;
-	cmd.attr[0].len = len;
-	cmd.attr[0].data = 0;
-	memcpy(&cmd.attr[0].data, &fd, len < sizeof(fd) ? len : sizeof(fd));
-	if (!len) {
-		cmd.hdr.length = sizeof(cmd.hdr);
-		cmd.hdr.num_attrs = 0;
-	}
-	return vu_sq_doorbell_ring(ctx->cmd_fd, &cmd);
-}
-
-int vu_doorbell_ring(int fd, unsigned long arg)
-{
-	return ioctl(fd, SNAA_DOORBELL_RING, arg) ? errno : 0;
-}
-
-int vu_doorbell_fds(int *fds, int max)
-{
-	char target[sizeof(SNAA_DOORBELL_DEV) + 1];
-	DIR *dir = opendir("/proc/self/fd");
-	struct dirent *de;
-	int n = 0;
-	ssize_t len;
-
-	if (!dir)
-		return 0;
-	while (n < max && (de = readdir(dir))) {
-		if (de->d_name[0] == '.')
-			continue;
-		len = readlinkat(dirfd(dir), de->d_name, target, sizeof(target));
-		if (len == sizeof(SNAA_DOORBELL_DEV) - 1 &&
-		    !memcmp(target, SNAA_DOORBELL_DEV, len))
-			fds[n++] = atoi(de->d_name);
-	}
-	closedir(dir);
-	return n;
-}
-
-int vu_doorbell_fd_of(struct ibv_qp *qp)
-{
-	int fds[64], i, n = vu_doorbell_fds(fds, 64);
-
-	for (i = 0; i < n; i++)
-		if (!vu_doorbell_ring(fds[i], qp->qp_num))
-			return fds[i];
-	return -1;
+	vu_doorbell_init(&cmd, word);
+	return vu_doorbell_ring(ctx->cmd_fd, &cmd);
 }

@@ -302,46 +302,27 @@ bool vu_cq_stays_empty(struct ibv_cq *cq, int ms, const char *what);
 /* Poll cq until it is empty, forgetting what was there. */
 void vu_cq_drain(struct ibv_cq *cq);
 
-/* ---- snaa's SQ doorbell ioctl -------------------------------------------- */
+/* ---- snaa's doorbell ioctl ----------------------------------------------- */
 
 /*
- * SNAA_IB_METHOD_SQ_DOORBELL (snaa-abi.h) by hand, so that tests can
+ * SNAA_IB_METHOD_QP_DOORBELL (snaa-abi.h) by hand, so that tests can
  * also break it: the header and room for three attributes.
  */
-struct vu_sq_doorbell {
+struct vu_doorbell {
 	struct ib_uverbs_ioctl_hdr hdr;
 	struct ib_uverbs_attr attr[3];
 };
 
-/* A well-formed doorbell for qpn: one attribute, the QPN inline. */
-void vu_sq_doorbell_init(struct vu_sq_doorbell *cmd, uint32_t qpn);
+/*
+ * A well-formed doorbell: one attribute, the doorbell word inline (a QPN,
+ * with SNAA_DOORBELL_RQ for the RQ).
+ */
+void vu_doorbell_init(struct vu_doorbell *cmd, uint32_t word);
 
 /* Issue cmd on fd (a context's cmd_fd): 0 or the errno of ioctl(2). */
-int vu_sq_doorbell_ring(int fd, struct vu_sq_doorbell *cmd);
+int vu_doorbell_ring(int fd, struct vu_doorbell *cmd);
 
-/* ---- snaa's doorbell device ---------------------------------------------- */
-
-/*
- * SNAA_IB_METHOD_DOORBELL_BIND on ctx for the descriptor fd, its
- * attribute len bytes long (4 is well-formed, 0 leaves it out): 0 or
- * the errno of ioctl(2).
- */
-int vu_doorbell_bind(struct ibv_context *ctx, int32_t fd, uint16_t len);
-
-/* SNAA_DOORBELL_RING on fd with argument arg: 0 or the errno. */
-int vu_doorbell_ring(int fd, unsigned long arg);
-
-/*
- * Up to max descriptors of the process's open files on SNAA_DOORBELL_DEV
- * into fds; how many.
- */
-int vu_doorbell_fds(int *fds, int max);
-
-/*
- * The doorbell file the provider bound to the context of qp (a QP that
- * is not WCU.BUF): the one among the process's open files on
- * SNAA_DOORBELL_DEV that rings qp; -1 if none does.
- */
-int vu_doorbell_fd_of(struct ibv_qp *qp);
+/* A well-formed doorbell of word on ctx: 0 or the errno of ioctl(2). */
+int vu_doorbell(struct ibv_context *ctx, uint32_t word);
 
 #endif /* SNAA_SELFTEST_VERBS_UTIL_H */

@@ -682,14 +682,6 @@ static void case_faults(struct emu *e, struct worker *w)
 	vu_report(ok, "fault injection \"one in 3\": the third frame is NACKed parity");
 }
 
-/* The SQ doorbell ioctl for @qp, by hand: 0 or the errno. */
-static int sq_doorbell_errno(struct ibv_qp *qp)
-{
-	struct vu_sq_doorbell cmd;
-
-	vu_sq_doorbell_init(&cmd, qp->qp_num);
-	return vu_sq_doorbell_ring(qp->context->cmd_fd, &cmd);
-}
 
 static void case_api(struct emu *e)
 {
@@ -743,8 +735,8 @@ static void case_api(struct emu *e)
 
 	ok = ibv_post_send(e->qp, &wr, &bad) == EINVAL && bad == &wr;
 	vu_report(ok, "ibv_post_send on a WCU.BUF QP: EINVAL, bad_wr set");
-	vu_report(sq_doorbell_errno(e->qp) == EINVAL,
-		  "the SQ doorbell ioctl (SNAA_IB_METHOD_SQ_DOORBELL) on a WCU.BUF QP: EINVAL");
+	vu_report(vu_doorbell(e->qp->context, e->qp->qp_num) == EINVAL,
+		  "the SQ doorbell (SNAA_IB_METHOD_QP_DOORBELL) of a WCU.BUF QP: EINVAL");
 
 	qp = snaadv_create_qp(opt.b.pd, &ia, &dv);
 	qp2 = snaadv_create_qp(opt.b.pd, &ia, &dv);
@@ -756,17 +748,8 @@ static void case_api(struct emu *e)
 			qp2 ? "created" : "refused");
 	if (qp2)
 		ibv_destroy_qp(qp2);
-	if (qp) {
-		/* the provider's doorbell file of this context rings qp */
-		int fd = vu_doorbell_fd_of(qp);
-
-		vu_report(fd >= 0 &&
-			  vu_doorbell_ring(fd, e->qp->qp_num) == EINVAL,
-			  "the doorbell device (SNAA_DOORBELL_RING) on a WCU.BUF QP: EINVAL");
+	if (qp)
 		ibv_destroy_qp(qp);
-	} else {
-		vu_report(false, "the doorbell device (SNAA_DOORBELL_RING) on a WCU.BUF QP: EINVAL (no QP to find the file with)");
-	}
 	dv.qpn = 300;
 	qp = snaadv_create_qp(opt.b.pd, &ia, &dv);
 	ok = ok && !qp && errno == EINVAL;

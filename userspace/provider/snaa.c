@@ -11,14 +11,12 @@
  * snaa udata of include/uapi/rdma/snaa-abi.h for CQs and QPs.
  * Data path: SQ, RQ and CQ are rings mapped from the uverbs file
  * (snaa_queue.h holds the ring code).  poll_cq never enters the kernel;
- * post_send/post_recv enter it only to ring a doorbell when the kernel
- * has marked the ring idle.
+ * post_send/post_recv enter it only to ring a queue's doorbell
+ * (SNAA_IB_METHOD_QP_DOORBELL) when the kernel has marked the ring idle.
  */
-#define _DEFAULT_SOURCE	/* pthread_spin_*, mmap, madvise, write in -std=c11 */
-#define _GNU_SOURCE	/* secure_getenv */
+#define _DEFAULT_SOURCE	/* pthread_spin_*, mmap, madvise in -std=c11 */
 
 #include <errno.h>
-#include <fcntl.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -48,45 +46,33 @@ struct snaa_device {
 };
 
 /*
- * A driver method of the uverbs ioctl on the device object with one
- * mandatory 4-byte attribute, carried inline (snaa-abi.h).
+ * A doorbell: the driver method SNAA_IB_METHOD_QP_DOORBELL of the uverbs
+ * ioctl on the device object, its one mandatory 4-byte attribute (the
+ * doorbell word) carried inline (snaa-abi.h).  Built once per queue.
  */
-struct snaa_ioctl1 {
+struct snaa_doorbell {
 	struct ib_uverbs_ioctl_hdr hdr;
 	struct ib_uverbs_attr attr;
 };
 
-static void snaa_ioctl1_init(struct snaa_ioctl1 *c, uint16_t method,
-			     uint16_t attr_id, uint32_t value)
+static void snaa_doorbell_init(struct snaa_doorbell *db, uint32_t word)
 {
-	memset(c, 0, sizeof(*c));
-	c->hdr.length = sizeof(*c);
-	c->hdr.object_id = UVERBS_OBJECT_DEVICE;
-	c->hdr.method_id = method;
-	c->hdr.num_attrs = 1;
-	c->hdr.driver_id = RDMA_DRIVER_UNKNOWN;
-	c->attr.attr_id = attr_id;
-	c->attr.len = sizeof(value);
-	c->attr.flags = UVERBS_ATTR_F_MANDATORY;
+	memset(db, 0, sizeof(*db));
+	db->hdr.length = sizeof(*db);
+	db->hdr.object_id = UVERBS_OBJECT_DEVICE;
+	db->hdr.method_id = SNAA_IB_METHOD_QP_DOORBELL;
+	db->hdr.num_attrs = 1;
+	db->hdr.driver_id = RDMA_DRIVER_UNKNOWN;
+	db->attr.attr_id = SNAA_IB_ATTR_DOORBELL;
+	db->attr.len = sizeof(word);
+	db->attr.flags = UVERBS_ATTR_F_MANDATORY;
 	/* up to 8 bytes travel in the attribute itself */
-	memcpy(&c->attr.data, &value, sizeof(value));
+	memcpy(&db->attr.data, &word, sizeof(word));
 }
 
 struct snaa_context {
 	struct verbs_context ibv_ctx;
 	uint32_t dev_id;		/* kernel ib_device index */
-	/*
-	 * The doorbell device (SNAA_DOORBELL_DEV), bound to this context,
-	 * or -1: SQ doorbells are SNAA_DOORBELL_RING ioctls on it.
-	 */
-	int doorbell_fd;
-	/*
-	 * Set once, by whichever poster finds out (relaxed atomics): the
-	 * doorbell device no longer serves this context (doorbell_off), the
-	 * kernel lacks SNAA_IB_METHOD_SQ_DOORBELL (legacy_sq_doorbell).
-	 */
-	bool doorbell_off;
-	bool legacy_sq_doorbell;
 };
 
 /* get_context response: uverbs core part, then our udata. */
@@ -146,13 +132,7 @@ struct snaa_qp {
 	struct snaa_wq sq;
 	struct snaa_wq rq;
 	struct snaa_sq_caps sq_caps;
-	/* The SQ doorbell, an ioctl (SNAA_IB_METHOD_SQ_DOORBELL). */
-	struct snaa_ioctl1 sq_db_ioctl;
-	/* Legacy write() doorbells; the kernel writes the responses. */
-	struct ibv_post_send sq_db;
-	struct ib_uverbs_post_send_resp sq_db_resp;
-	struct ibv_post_recv rq_db;
-	struct ib_uverbs_post_recv_resp rq_db_resp;
+	struct snaa_doorbell sq_db, rq_db;
 	struct snaa_wcu *wcu;		/* WCU.BUF receive mode */
 	struct snaa_wr_batch *wrb;	/* the ibv_wr_* API, if enabled */
 	/*
@@ -325,9 +305,6 @@ static int snaa_query_port(struct ibv_context *ibctx, uint8_t port,
 static void snaa_free_context(struct ibv_context *ibctx)
 {
 	struct snaa_context *ctx = snaa_ctx(ibctx);
-
-	if (ctx->doorbell_fd >= 0)
-		close(ctx->doorbell_fd);
 
 	verbs_uninit_context(&ctx->ibv_ctx);
 	free(ctx);
@@ -520,17 +497,23 @@ static void *snaa_map_ring(struct ibv_context *ibctx, const char *what,
 }
 
 /*
- * Write a prebuilt legacy command (an empty POST_SEND/POST_RECV) to the
- * uverbs file: 0 or the errno of write(2).
+ * Ring a prebuilt doorbell (snaa_doorbell_init()); 0 or the errno of the
+ * ioctl.  On failure the kernel has not been told of the caller's work
+ * requests (the QP or the device is gone), so the caller reports none of
+ * them as posted, and says why.
  */
-static int snaa_ring_doorbell(struct ibv_context *ibctx, const void *cmd,
-			      size_t len)
+static int snaa_ring_doorbell(struct ibv_qp *ibqp, struct snaa_doorbell *db,
+			      const char *queue)
 {
-	ssize_t n = write(ibctx->cmd_fd, cmd, len);
+	int err;
 
-	if (n == (ssize_t)len)
+	if (!ioctl(ibqp->context->cmd_fd, RDMA_VERBS_IOCTL, db))
 		return 0;
-	return n < 0 ? errno : EIO;
+	err = errno;
+	snaa_ctx_err(ibqp->context,
+		     "QP %u: %s doorbell failed: %s; the work requests of this call are not posted",
+		     ibqp->qp_num, queue, strerror(err));
+	return err;
 }
 
 /* ------------------------------------------------------------------ */
@@ -968,48 +951,13 @@ static void snaa_wq_unmap(struct snaa_wq *wq)
 	wq->q.ring = NULL;
 }
 
-_Static_assert(sizeof(struct ibv_post_send) % 4 == 0 &&
-	       sizeof(struct ibv_post_recv) % 4 == 0 &&
-	       sizeof(struct ib_uverbs_post_send_resp) % 4 == 0 &&
-	       sizeof(struct ib_uverbs_post_recv_resp) % 4 == 0,
-	       "legacy commands are counted in 4-byte words");
-
-/*
- * The SQ doorbell is the driver method SNAA_IB_METHOD_SQ_DOORBELL of
- * the uverbs ioctl, the QPN inline in its one attribute.  The RQ's (and
- * the SQ's on a kernel without that method) is a legacy write()
- * command: ib_uverbs_cmd_hdr, whose in_words counts the whole command
- * (header included) and out_words the response, both in 4-byte words,
- * then the request, which starts with the response pointer.
- * wr_count == 0 makes the kernel call the driver's post_send/post_recv
- * with no work request.
- */
+/* The doorbells of a new QP, SQ and RQ: the QPN in the doorbell word. */
 static void snaa_qp_init_doorbells(struct snaa_qp *qp)
 {
-	struct ibv_post_send *s = &qp->sq_db;
-	struct ibv_post_recv *r = &qp->rq_db;
-	uint32_t qpn = qp->ibv_qp.qp_num;
+	uint32_t qpn = qp->ibv_qp.qp_num & SNAA_DOORBELL_QPN_MASK;
 
-	snaa_ioctl1_init(&qp->sq_db_ioctl, SNAA_IB_METHOD_SQ_DOORBELL,
-			 SNAA_IB_ATTR_SQ_DOORBELL_QPN, qpn);
-
-	s->hdr.command = IB_USER_VERBS_CMD_POST_SEND;
-	s->hdr.in_words = sizeof(*s) / 4;
-	s->hdr.out_words = sizeof(qp->sq_db_resp) / 4;
-	s->core.response = (uintptr_t)&qp->sq_db_resp;
-	s->core.qp_handle = qp->ibv_qp.handle;
-	s->core.wr_count = 0;
-	s->core.sge_count = 0;
-	s->core.wqe_size = sizeof(struct ib_uverbs_send_wr);
-
-	r->hdr.command = IB_USER_VERBS_CMD_POST_RECV;
-	r->hdr.in_words = sizeof(*r) / 4;
-	r->hdr.out_words = sizeof(qp->rq_db_resp) / 4;
-	r->core.response = (uintptr_t)&qp->rq_db_resp;
-	r->core.qp_handle = qp->ibv_qp.handle;
-	r->core.wr_count = 0;
-	r->core.sge_count = 0;
-	r->core.wqe_size = sizeof(struct ib_uverbs_recv_wr);
+	snaa_doorbell_init(&qp->sq_db, qpn);
+	snaa_doorbell_init(&qp->rq_db, qpn | SNAA_DOORBELL_RQ);
 }
 
 /* Map the control area of a new WCU.BUF QP.  Return 0 or an errno. */
@@ -1159,50 +1107,13 @@ static int snaa_sq_refuses(const struct snaa_qp *qp)
  * After SQEs were published: ring the doorbell if the kernel has marked
  * the SQ idle (outside the SQ lock: every poster does its own
  * barrier-and-check, so a second thread's entries are never stranded).
- * 0 or the errno of the doorbell; if it failed, the kernel cannot be
- * told about the caller's WRs (the device is gone, or the QP), so the
- * caller reports none of them as posted.
+ * 0 or the errno of the doorbell (snaa_ring_doorbell()).
  */
 static int snaa_sq_kick(struct snaa_qp *qp)
 {
-	struct ibv_context *ibctx = qp->ibv_qp.context;
-	struct snaa_context *ctx = snaa_ctx(ibctx);
-	int err;
-
 	if (!snaa_ring_needs_doorbell(qp->sq.q.ring))
 		return 0;
-	if (ctx->doorbell_fd >= 0 &&
-	    !__atomic_load_n(&ctx->doorbell_off, __ATOMIC_RELAXED)) {
-		if (!ioctl(ctx->doorbell_fd, SNAA_DOORBELL_RING,
-			   (unsigned long)qp->ibv_qp.qp_num))
-			return 0;
-		/*
-		 * Unbound (the context is going away) or not ours: the
-		 * method from now on.  Other errors the method confirms: a
-		 * ring racing with the device's removal finds the QP gone
-		 * (EINVAL) where uverbs reports the loss (EIO).
-		 */
-		if (errno == ENOTCONN || errno == ENOTTY)
-			__atomic_store_n(&ctx->doorbell_off, true,
-					 __ATOMIC_RELAXED);
-	}
-	if (!__atomic_load_n(&ctx->legacy_sq_doorbell, __ATOMIC_RELAXED)) {
-		if (!ioctl(ibctx->cmd_fd, RDMA_VERBS_IOCTL, &qp->sq_db_ioctl))
-			return 0;
-		err = errno;
-		/* an snaa module older than the method */
-		if (err != EPROTONOSUPPORT && err != EOPNOTSUPP)
-			goto fail;
-		__atomic_store_n(&ctx->legacy_sq_doorbell, true,
-				 __ATOMIC_RELAXED);
-	}
-	err = snaa_ring_doorbell(ibctx, &qp->sq_db, sizeof(qp->sq_db));
-fail:
-	if (err)
-		snaa_ctx_err(qp->ibv_qp.context,
-			     "QP %u: SQ doorbell failed: %s; the work requests of this call are not posted",
-			     qp->ibv_qp.qp_num, strerror(err));
-	return err;
+	return snaa_ring_doorbell(&qp->ibv_qp, &qp->sq_db, "SQ");
 }
 
 /* ---- the ibv_wr_* send API (ibv_create_qp_ex with send_ops_flags) ---- */
@@ -1770,12 +1681,8 @@ static int snaa_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 
 	/* The kernel marks the RQ idle when an errored QP needs a flush. */
 	if (posted && snaa_ring_needs_doorbell(qp->rq.q.ring)) {
-		db_err = snaa_ring_doorbell(ibqp->context, &qp->rq_db,
-					    sizeof(qp->rq_db));
+		db_err = snaa_ring_doorbell(ibqp, &qp->rq_db, "RQ");
 		if (db_err) {
-			snaa_ctx_err(ibqp->context,
-				     "QP %u: RQ doorbell failed: %s; the work requests of this call are not posted",
-				     ibqp->qp_num, strerror(db_err));
 			*bad_wr = wr;
 			err = db_err;
 		}
@@ -1925,35 +1832,6 @@ static const struct verbs_context_ops snaa_context_ops = {
 	.resize_cq = snaa_resize_cq,
 };
 
-/*
- * Open the doorbell device and bind it to the context; its descriptor,
- * or -1 if that fails (an snaa module without the device, or a sandbox
- * without /dev access): the SQ doorbells then take the uverbs ioctl.
- * SNAA_DOORBELL_DEV in the environment names another path; empty, it
- * turns the device off (not for set-user-ID programs).
- */
-static int snaa_doorbell_open(struct ibv_context *ibctx)
-{
-	struct snaa_ioctl1 bind;
-	const char *path = secure_getenv("SNAA_DOORBELL_DEV");
-	int32_t fd;
-
-	if (!path)
-		path = SNAA_DOORBELL_DEV;
-	if (!*path)
-		return -1;
-	fd = open(path, O_RDWR | O_CLOEXEC | O_NOCTTY);
-	if (fd < 0)
-		return -1;
-	snaa_ioctl1_init(&bind, SNAA_IB_METHOD_DOORBELL_BIND,
-			 SNAA_IB_ATTR_DOORBELL_BIND_FD, (uint32_t)fd);
-	if (ioctl(ibctx->cmd_fd, RDMA_VERBS_IOCTL, &bind)) {
-		close(fd);
-		return -1;
-	}
-	return fd;
-}
-
 static struct verbs_context *snaa_alloc_context(struct ibv_device *ibdev,
 						int cmd_fd,
 						void *private_data)
@@ -2016,7 +1894,6 @@ static struct verbs_context *snaa_alloc_context(struct ibv_device *ibdev,
 		goto err_uninit;
 	}
 	ctx->dev_id = resp.drv.dev_id;
-	ctx->doorbell_fd = snaa_doorbell_open(&ctx->ibv_ctx.context);
 
 	verbs_set_ops(&ctx->ibv_ctx, &snaa_context_ops);
 

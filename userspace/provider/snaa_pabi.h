@@ -4,8 +4,8 @@
  * ("PABI 34", IBVERBS_PRIVATE_34) that the snaa provider relies on.
  *
  * Debian ships neither <infiniband/driver.h> nor the rdma-core sources,
- * so the layouts and prototypes are declared here from the facts in
- * shared/notes/rdma-core-pabi34.md.  Everything is guarded by
+ * so the layouts and prototypes are declared here, as rdma-core's
+ * libibverbs/driver.h of those releases has them.  Everything is guarded by
  * _Static_asserts so that a wrong declaration fails the build instead of
  * corrupting memory at run time.
  *
@@ -369,12 +369,6 @@ SNAA_PABI_CMD(ibv_create_srq, ib_uverbs_create_srq);
 SNAA_PABI_CMD(ibv_modify_srq, ib_uverbs_modify_srq);
 SNAA_PABI_CMD(ibv_query_srq, ib_uverbs_query_srq);
 SNAA_PABI_CMD(ibv_alloc_mw, ib_uverbs_alloc_mw);
-/*
- * Used as doorbells: written to cmd_fd by the provider itself (legacy
- * write ABI, see snaa.c) with wr_count == 0, never passed to a helper.
- */
-SNAA_PABI_CMD(ibv_post_send, ib_uverbs_post_send);
-SNAA_PABI_CMD(ibv_post_recv, ib_uverbs_post_recv);
 
 #undef SNAA_PABI_CMD
 
@@ -472,12 +466,6 @@ int ibv_cmd_modify_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr,
 int ibv_cmd_query_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr,
 		      struct ibv_query_srq *cmd, size_t cmd_size);
 int ibv_cmd_destroy_srq(struct ibv_srq *srq);
-
-/* Kernel-side data path (slow path only). */
-int ibv_cmd_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr,
-		      struct ibv_send_wr **bad_wr);
-int ibv_cmd_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr,
-		      struct ibv_recv_wr **bad_wr);
 
 /* UD only; RC/UC carry the destination in ibv_qp_attr.ah_attr. */
 int ibv_cmd_create_ah(struct ibv_pd *pd, struct ibv_ah *ah,
@@ -650,13 +638,6 @@ SNAA_PABI_CHECK_OFF(struct ibv_resize_cq, core, 8);
 SNAA_PABI_CHECK_OFF(struct ibv_resize_cq, core.cq_handle, 16);
 SNAA_PABI_CHECK_OFF(struct ibv_resize_cq, core.cqe, 20);
 SNAA_PABI_CHECK_SIZE(struct ibv_resize_cq, 24);
-SNAA_PABI_CHECK_OFF(struct ibv_post_send, core, 8);
-SNAA_PABI_CHECK_SIZE(struct ibv_post_send, 32);
-SNAA_PABI_CHECK_OFF(struct ibv_post_recv, core, 8);
-SNAA_PABI_CHECK_SIZE(struct ibv_post_recv, 32);
-/* The wqe_size the doorbells announce (the kernel's minimum). */
-SNAA_PABI_CHECK_SIZE(struct ib_uverbs_send_wr, 56);
-SNAA_PABI_CHECK_SIZE(struct ib_uverbs_recv_wr, 16);
 
 /* uapi responses (from linux-libc-dev; must match rdma-core's copy). */
 SNAA_PABI_CHECK_SIZE(struct ib_uverbs_get_context_resp, 8);
@@ -668,8 +649,6 @@ SNAA_PABI_CHECK_SIZE(struct ib_uverbs_create_qp_resp, 32);
 SNAA_PABI_CHECK_SIZE(struct ib_uverbs_create_ah_resp, 4);
 SNAA_PABI_CHECK_SIZE(struct ib_uverbs_ex_query_device_resp, 304);
 SNAA_PABI_CHECK_SIZE(struct ib_uverbs_resize_cq_resp, 8);
-SNAA_PABI_CHECK_SIZE(struct ib_uverbs_post_send_resp, 4);
-SNAA_PABI_CHECK_SIZE(struct ib_uverbs_post_recv_resp, 4);
 
 /* Public structs whose layout the private ABI depends on. */
 SNAA_PABI_CHECK_OFF(struct verbs_context, context,

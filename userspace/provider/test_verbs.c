@@ -11,19 +11,15 @@
  * being first in the global scope they play the kernel.  The context is
  * opened on a memfd instead of /dev/infiniband/uverbsN: the provider
  * mmap()s its rings from it at the keys the fake kernel hands out (the
- * test maps the same pages as the kernel's view), and the doorbells the
- * provider write()s land in it at a known file offset.  Everything else
- * (ibv_create_cq, ibv_poll_cq, ibv_post_send, ibv_dereg_mr, ...) is the
- * real libibverbs.
+ * test maps the same pages as the kernel's view); anything the provider
+ * write()s to it lands at a known file offset, where the tests check
+ * that no doorbell is ever written.  Everything else (ibv_create_cq,
+ * ibv_poll_cq, ibv_post_send, ibv_dereg_mr, ...) is the real libibverbs.
  *
- * The SQ doorbell is an ioctl (SNAA_IB_METHOD_SQ_DOORBELL): the ioctl()
- * this executable exports catches it on the memfd and answers as the
- * test says; so it does the binding of the doorbell device
- * (SNAA_IB_METHOD_DOORBELL_BIND) and the SNAA_DOORBELL_RING ioctls on a
- * second memfd standing in for the device.  The legacy doorbell bytes (the RQ's, and the SQ's on a
- * kernel without the method) and the resize_cq command layout are
- * compared with what the installed libibverbs itself writes (its
- * ibv_cmd_post_send / ibv_cmd_post_recv with no WR, its
+ * The doorbells, SQ and RQ, are one ioctl (SNAA_IB_METHOD_QP_DOORBELL):
+ * the ioctl() this executable exports catches it on the memfd and
+ * answers as the test says.  The resize_cq command layout is compared
+ * with what the installed libibverbs itself writes (its
  * ibv_cmd_resize_cq) on a pipe.
  */
 #define _GNU_SOURCE
@@ -48,7 +44,7 @@
 #include "../../tests/lib/ktap.h"
 #include "test_vlog.h"
 
-#define NUM_TESTS	61
+#define NUM_TESTS	54
 
 
 /* ------------------------------------------------------------------ */
@@ -57,7 +53,7 @@
 
 #define PAGE		4096u
 #define FD_SIZE		(8u << 20)
-#define DB_OFF		(7u << 20)	/* doorbells land here */
+#define DB_OFF		(7u << 20)	/* write()s land here */
 
 static int memfd = -1;
 static ino_t memfd_ino;
@@ -125,7 +121,7 @@ static int count_maps(uint64_t key, size_t *len)
 	return n;
 }
 
-/* Doorbell capture: bytes the provider wrote since db_reset(). */
+/* Bytes the provider wrote since db_reset(): never a doorbell. */
 static void db_reset(void)
 {
 	lseek(memfd, DB_OFF, SEEK_SET);
@@ -153,22 +149,6 @@ static struct {
 static unsigned int ioc_calls;
 static int ioc_err;
 
-/*
- * The doorbell device: the stand-in file's inode, the bind and ring
- * ioctls seen (the last one's bytes, or argument), the errno to fail
- * them with; bound_fd is the descriptor the last bind named if it is
- * the stand-in file, else -1.
- */
-static struct {
-	ino_t ino;
-	unsigned int binds, rings;
-	int bind_err, ring_err;
-	int bound_fd;
-	struct ib_uverbs_ioctl_hdr hdr;
-	struct ib_uverbs_attr attr;
-	unsigned long arg;
-} dbdev = { .bound_fd = -1 };
-
 static ino_t fd_ino(int fd)
 {
 	struct stat st;
@@ -182,24 +162,6 @@ static int is_uverbs_fd(int fd)
 	return fd == memfd || (fd >= 0 && fd_ino(fd) == memfd_ino);
 }
 
-static int dbdev_bind(const void *arg)
-{
-	int32_t v;
-
-	dbdev.binds++;
-	memcpy(&dbdev.hdr, arg, sizeof(dbdev.hdr));
-	memcpy(&dbdev.attr, (const char *)arg + sizeof(dbdev.hdr),
-	       sizeof(dbdev.attr));
-	memcpy(&v, &dbdev.attr.data, sizeof(v));
-	dbdev.bound_fd = dbdev.attr.len == sizeof(v) && v >= 0 &&
-			 fd_ino(v) == dbdev.ino ? v : -1;
-	if (dbdev.bind_err) {
-		errno = dbdev.bind_err;
-		return -1;
-	}
-	return 0;
-}
-
 int ioctl(int fd, unsigned long req, ...)
 {
 	static int (*real)(int, unsigned long, ...);
@@ -210,15 +172,6 @@ int ioctl(int fd, unsigned long req, ...)
 	va_start(ap, req);
 	arg = va_arg(ap, void *);
 	va_end(ap);
-	if (dbdev.ino && req == SNAA_DOORBELL_RING && fd_ino(fd) == dbdev.ino) {
-		dbdev.rings++;
-		dbdev.arg = (unsigned long)arg;
-		if (dbdev.ring_err) {
-			errno = dbdev.ring_err;
-			return -1;
-		}
-		return 0;
-	}
 	if (!is_uverbs_fd(fd) || req != RDMA_VERBS_IOCTL) {
 		if (!real)
 			real = (int (*)(int, unsigned long, ...))
@@ -226,12 +179,8 @@ int ioctl(int fd, unsigned long req, ...)
 		return real(fd, req, arg);
 	}
 	hdr = arg;
-	if (hdr->object_id == UVERBS_OBJECT_DEVICE &&
-	    hdr->method_id == SNAA_IB_METHOD_DOORBELL_BIND &&
-	    hdr->length >= sizeof(*hdr) + sizeof(struct ib_uverbs_attr))
-		return dbdev_bind(arg);
 	if (hdr->object_id != UVERBS_OBJECT_DEVICE ||
-	    hdr->method_id != SNAA_IB_METHOD_SQ_DOORBELL) {
+	    hdr->method_id != SNAA_IB_METHOD_QP_DOORBELL) {
 		/* libibverbs' own ioctls: what the memfd answers */
 		errno = ENOTTY;
 		return -1;
@@ -247,26 +196,29 @@ int ioctl(int fd, unsigned long req, ...)
 	return 0;
 }
 
-/* Exactly one well-formed SQ doorbell ioctl for @qp came, nothing written. */
-static int one_sq_doorbell(struct ibv_qp *qp, unsigned int calls0)
+/*
+ * Exactly one well-formed doorbell ioctl for queue @rq (0: SQ) of @qp
+ * came since @calls0, nothing was written.
+ */
+static int one_doorbell(struct ibv_qp *qp, int rq, unsigned int calls0)
 {
-	uint32_t qpn;
+	uint32_t word, want = qp->qp_num | (rq ? SNAA_DOORBELL_RQ : 0);
 
-	memcpy(&qpn, &ioc.attr[0].data, sizeof(qpn));
+	memcpy(&word, &ioc.attr[0].data, sizeof(word));
 	if (ioc_calls - calls0 == 1 && !db_written(NULL, 0) &&
 	    ioc.hdr.length == sizeof(ioc.hdr) + sizeof(ioc.attr[0]) &&
 	    ioc.hdr.object_id == UVERBS_OBJECT_DEVICE &&
-	    ioc.hdr.method_id == SNAA_IB_METHOD_SQ_DOORBELL &&
+	    ioc.hdr.method_id == SNAA_IB_METHOD_QP_DOORBELL &&
 	    ioc.hdr.num_attrs == 1 && ioc.hdr.driver_id == RDMA_DRIVER_UNKNOWN &&
-	    ioc.attr[0].attr_id == SNAA_IB_ATTR_SQ_DOORBELL_QPN &&
-	    ioc.attr[0].len == sizeof(qpn) &&
-	    ioc.attr[0].flags == UVERBS_ATTR_F_MANDATORY &&
-	    qpn == qp->qp_num)
+	    ioc.attr[0].attr_id == SNAA_IB_ATTR_DOORBELL &&
+	    ioc.attr[0].len == sizeof(word) &&
+	    ioc.attr[0].flags == UVERBS_ATTR_F_MANDATORY && word == want)
 		return 1;
-	diag("SQ doorbell: %u ioctls, %zu bytes written; object %u method %#x, %u attrs, attr %#x len %u flags %#x, QPN %#x (QP %#x)",
-	     ioc_calls - calls0, db_written(NULL, 0), ioc.hdr.object_id,
-	     ioc.hdr.method_id, ioc.hdr.num_attrs, ioc.attr[0].attr_id,
-	     ioc.attr[0].len, ioc.attr[0].flags, qpn, qp->qp_num);
+	diag("%s doorbell: %u ioctls, %zu bytes written; object %u method %#x, %u attrs, attr %#x len %u flags %#x, word %#x (want %#x)",
+	     rq ? "RQ" : "SQ", ioc_calls - calls0, db_written(NULL, 0),
+	     ioc.hdr.object_id, ioc.hdr.method_id, ioc.hdr.num_attrs,
+	     ioc.attr[0].attr_id, ioc.attr[0].len, ioc.attr[0].flags, word,
+	     want);
 	return 0;
 }
 
@@ -1046,51 +998,6 @@ static void test_cq_destroy(struct ibv_cq *cq)
 	       "ibv_destroy_cq: EBUSY keeps the ring mapped; success destroys the kernel CQ, then unmaps");
 }
 
-/* Legacy doorbell bytes libibverbs writes for an empty post. */
-static ssize_t reference_doorbell(struct ibv_qp *qp, int recv, void *buf,
-				  size_t len)
-{
-	struct ibv_send_wr *bs = NULL;
-	struct ibv_recv_wr *br = NULL;
-	int pfd[2], fd = qp->context->cmd_fd, ret;
-	ssize_t n;
-
-	if (pipe(pfd))
-		return -1;
-	qp->context->cmd_fd = pfd[1];
-	ret = recv ? ibv_cmd_post_recv(qp, NULL, &br) :
-		     ibv_cmd_post_send(qp, NULL, &bs);
-	qp->context->cmd_fd = fd;
-	n = read(pfd[0], buf, len);
-	close(pfd[0]);
-	close(pfd[1]);
-	return ret ? -1 : n;
-}
-
-static int same_doorbell(struct ibv_qp *qp, int recv, const unsigned char *got,
-			 size_t got_len)
-{
-	unsigned char want[64];
-	uint64_t resp;
-	ssize_t n = reference_doorbell(qp, recv, want, sizeof(want));
-	size_t i;
-
-	if (n != 32 || got_len != 32) {
-		diag("doorbell: provider wrote %zu bytes, libibverbs %zd",
-		     got_len, n);
-		return 0;
-	}
-	/* Bytes 8..15 are each side's own response pointer. */
-	for (i = 0; i < 32; i++)
-		if ((i < 8 || i >= 16) && got[i] != want[i]) {
-			diag("doorbell byte %zu: %#04x, libibverbs %#04x", i,
-			     got[i], want[i]);
-			return 0;
-		}
-	memcpy(&resp, got + 8, sizeof(resp));
-	return resp != 0;
-}
-
 static struct snaa_sqe *k_sqe(uint32_t index)
 {
 	return (struct snaa_sqe *)((char *)(kqp.sq + 1) +
@@ -1143,7 +1050,6 @@ static void test_qp(struct ibv_pd *pd, struct ibv_cq *cq)
 	struct ibv_send_wr wr[10], *bad;
 	struct ibv_recv_wr rwr, *rbad;
 	struct ibv_sge sge = { .addr = 0x5000, .length = 64, .lkey = 0x77 };
-	unsigned char db[64];
 	struct ibv_qp_attr qattr;
 	struct snaa_sqe *e;
 	struct snaa_rqe *r;
@@ -1253,8 +1159,8 @@ static void test_qp(struct ibv_pd *pd, struct ibv_cq *cq)
 	e = k_sqe(1);
 	ok = !ret && kqp.sq->producer == 2 && e->inline_len == 16 &&
 	     e->num_sge == 0 && !memcmp(e->sge, "0123456789abcdef", 16) &&
-	     one_sq_doorbell(qp, i);
-	result(ok, "SQ idle: one SQ doorbell ioctl (SNAA_IB_METHOD_SQ_DOORBELL on the device object, the QPN inline in its one attribute), nothing written");
+	     one_doorbell(qp, 0, i);
+	result(ok, "SQ idle: one doorbell ioctl (SNAA_IB_METHOD_QP_DOORBELL on the device object, the doorbell word inline in its one attribute: the QPN, SNAA_DOORBELL_RQ clear), nothing written");
 
 	/* Doorbell failure: errno back, bad_wr at the call's first WR. */
 	ioc_err = EBADF;
@@ -1313,10 +1219,23 @@ static void test_qp(struct ibv_pd *pd, struct ibv_cq *cq)
 	rwr.num_sge = 1;
 	kqp.rq->flags = SNAA_RING_F_IDLE;
 	db_reset();
+	i = ioc_calls;
 	ret = ibv_post_recv(qp, &rwr, &rbad);
-	i = db_written(db, sizeof(db));
-	result(!ret && kqp.rq->producer == 2 && same_doorbell(qp, 1, db, i),
-	       "RQ idle (errored QP): one POST_RECV doorbell, byte for byte what libibverbs' ibv_cmd_post_recv writes");
+	result(!ret && kqp.rq->producer == 2 && one_doorbell(qp, 1, i),
+	       "RQ idle (errored QP): one doorbell ioctl, the QPN with SNAA_DOORBELL_RQ, nothing written");
+
+	/* RQ doorbell failure: errno back, bad_wr at the call's first WR. */
+	ioc_err = EIO;
+	log_reset();
+	rbad = NULL;
+	ret = ibv_post_recv(qp, &rwr, &rbad);
+	ioc_err = 0;
+	if (klog.calls)
+		diag("logged: %s", klog.msg);
+	result(ret == EIO && rbad == &rwr && kqp.rq->producer == 3 &&
+	       klog.calls,
+	       "failed RQ doorbell: post_recv returns its errno (EIO) with bad_wr at the first WR of the call, logged");
+	kqp.rq->flags = 0;
 
 	k_reset();
 	memset(&qattr, 0, sizeof(qattr));
@@ -1583,7 +1502,7 @@ static void test_mw(struct ibv_pd *pd)
 	ret = ibv_bind_mw(qp, mw1, &bind);
 	ok = !ret && kqp.sq->producer == 2 && mw1->rkey == ibv_inc_rkey(key) &&
 	     is_bind_sqe(1, 0xb2, 0, key, mw1->rkey, 0, 0, 0, 0) &&
-	     one_sq_doorbell(qp, n);
+	     one_doorbell(qp, 0, n);
 	kqp.sq->flags = 0;
 	result(ok, "ibv_bind_mw with length 0 and no MR (unbind): L_Key 0, range 0; SQ idle: one SQ doorbell ioctl");
 
@@ -1738,187 +1657,6 @@ static void test_mw(struct ibv_pd *pd)
 	ibv_destroy_cq(cq);
 }
 
-/*
- * An snaa module without SNAA_IB_METHOD_SQ_DOORBELL answers the ioctl
- * with EPROTONOSUPPORT: the provider rings the legacy POST_SEND write
- * doorbell instead, and from then on only that one.
- */
-static void test_legacy_doorbell(struct ibv_pd *pd, struct ibv_cq *cq)
-{
-	struct ibv_sge sge = { .addr = (uintptr_t)"legacy", .length = 6 };
-	struct ibv_send_wr wr = { .wr_id = 1, .sg_list = &sge, .num_sge = 1,
-				  .opcode = IBV_WR_SEND,
-				  .send_flags = IBV_SEND_INLINE }, *bad;
-	unsigned char db[2][64];
-	unsigned int calls0 = ioc_calls;
-	size_t n[2] = { 0, 0 };
-	struct ibv_qp *qp;
-	int i, ret = 0;
-
-	qp = mw_qp(pd, cq, IBV_QPT_RC, 4, 0);
-	if (!qp) {
-		result(0, "legacy doorbell: no QP: %s", strerror(errno));
-		return;
-	}
-	ioc_err = EPROTONOSUPPORT;
-	for (i = 0; i < 2 && !ret; i++) {
-		kqp.sq->flags = SNAA_RING_F_IDLE;
-		db_reset();
-		ret = ibv_post_send(qp, &wr, &bad);
-		n[i] = db_written(db[i], sizeof(db[i]));
-	}
-	ioc_err = 0;
-	kqp.sq->flags = 0;
-	result(!ret && ioc_calls - calls0 == 1 &&
-	       same_doorbell(qp, 0, db[0], n[0]) &&
-	       same_doorbell(qp, 0, db[1], n[1]),
-	       "kernel without the doorbell method (EPROTONOSUPPORT): the post succeeds through the legacy %zu-byte POST_SEND doorbell, byte for byte what libibverbs' ibv_cmd_post_send writes; the next post rings only that one",
-	       n[0]);
-	ibv_destroy_qp(qp);
-}
-
-/* A context on a dup of the fake uverbs file, the doorbell device at path. */
-static struct ibv_context *second_context(struct ibv_device *dev,
-					  const char *path)
-{
-	struct verbs_context *v;
-	int fd = dup(memfd);
-
-	if (fd < 0)
-		return NULL;
-	setenv("SNAA_DOORBELL_DEV", path, 1);
-	v = reg_ops->alloc_context(dev, fd, NULL);
-	setenv("SNAA_DOORBELL_DEV", "", 1);
-	return v ? &v->context : NULL;
-}
-
-/* Is fd closed? */
-static int fd_closed(int fd)
-{
-	return fd >= 0 && fcntl(fd, F_GETFD) < 0 && errno == EBADF;
-}
-
-/*
- * The doorbell device: a context opened with SNAA_DOORBELL_DEV naming a
- * file opens and binds it, and rings the SQ doorbell with
- * SNAA_DOORBELL_RING on it; EINVAL fails the post, ENOTCONN sends the
- * context to the doorbell method for good; a refused binding closes the
- * file, as does closing the context.
- */
-static void test_doorbell_dev(struct ibv_device *dev, struct ibv_cq *cq)
-{
-	struct ibv_sge sge = { .addr = (uintptr_t)"bell", .length = 4 };
-	struct ibv_send_wr wr = { .wr_id = 1, .sg_list = &sge, .num_sge = 1,
-				  .opcode = IBV_WR_SEND,
-				  .send_flags = IBV_SEND_INLINE }, *bad = NULL;
-	int dbmem = memfd_create("snaa-fake-doorbell", MFD_CLOEXEC);
-	unsigned int calls0, rings0, binds0;
-	struct ibv_context *c2, *c3;
-	struct ibv_pd *pd2 = NULL;
-	struct ibv_qp *qp = NULL;
-	int ok, ret, ret2, fd2;
-	char path[64];
-
-	dbdev.ino = dbmem >= 0 ? fd_ino(dbmem) : 0;
-	snprintf(path, sizeof(path), "/proc/self/fd/%d", dbmem);
-	binds0 = dbdev.binds;
-	c2 = dbdev.ino ? second_context(dev, path) : NULL;
-	fd2 = dbdev.bound_fd;
-	ok = c2 && dbdev.binds - binds0 == 1 && fd2 >= 0 &&
-	     (fcntl(fd2, F_GETFD) & FD_CLOEXEC) &&
-	     dbdev.hdr.length == sizeof(dbdev.hdr) + sizeof(dbdev.attr) &&
-	     dbdev.hdr.object_id == UVERBS_OBJECT_DEVICE &&
-	     dbdev.hdr.num_attrs == 1 &&
-	     dbdev.hdr.driver_id == RDMA_DRIVER_UNKNOWN &&
-	     dbdev.attr.attr_id == SNAA_IB_ATTR_DOORBELL_BIND_FD &&
-	     dbdev.attr.flags == UVERBS_ATTR_F_MANDATORY;
-	if (!ok)
-		diag("context %p, %u binds, bound fd %d, length %u, %u attrs, attr %#x len %u flags %#x",
-		     (void *)c2, dbdev.binds - binds0, fd2, dbdev.hdr.length,
-		     dbdev.hdr.num_attrs, dbdev.attr.attr_id, dbdev.attr.len,
-		     dbdev.attr.flags);
-	result(ok, "doorbell device: a context opened with SNAA_DOORBELL_DEV opens that file (close-on-exec) and binds it: one SNAA_IB_METHOD_DOORBELL_BIND on the context's file, one mandatory 4-byte attribute, the file's descriptor");
-
-	pd2 = c2 ? ibv_alloc_pd(c2) : NULL;
-	qp = pd2 ? mw_qp(pd2, cq, IBV_QPT_RC, 8, 0) : NULL;
-	calls0 = ioc_calls;
-	rings0 = dbdev.rings;
-	ret = -1;
-	if (qp) {
-		kqp.sq->flags = SNAA_RING_F_IDLE;
-		db_reset();
-		ret = ibv_post_send(qp, &wr, &bad);
-	}
-	result(qp && !ret && dbdev.rings - rings0 == 1 &&
-	       dbdev.arg == qp->qp_num && ioc_calls == calls0 &&
-	       !db_written(NULL, 0),
-	       "doorbell device: a post rings SNAA_DOORBELL_RING on the bound file, the QPN as the argument; no method ioctl, nothing written");
-
-	dbdev.ring_err = EINVAL;
-	ioc_err = EIO;
-	rings0 = dbdev.rings;
-	ret = ret2 = -1;
-	ok = 0;
-	if (qp) {
-		kqp.sq->flags = SNAA_RING_F_IDLE;
-		ret = ibv_post_send(qp, &wr, &bad);
-		ok = bad == &wr && dbdev.rings - rings0 == 1 &&
-		     one_sq_doorbell(qp, calls0);
-		kqp.sq->flags = SNAA_RING_F_IDLE;
-		ret2 = ibv_post_send(qp, &wr, &bad);
-		ok = ok && bad == &wr && dbdev.rings - rings0 == 2 &&
-		     one_sq_doorbell(qp, calls0 + 1);
-	}
-	ioc_err = 0;
-	calls0 = ioc_calls;
-	result(qp && ret == EIO && ret2 == EIO && ok,
-	       "doorbell device: a ring refused with EINVAL is asked again through the doorbell method, whose answer stands (EIO: the device is being removed; bad_wr the WR); the next post rings the device first again");
-
-	dbdev.ring_err = ENOTCONN;
-	rings0 = dbdev.rings;
-	ret = ret2 = -1;
-	if (qp) {
-		kqp.sq->flags = SNAA_RING_F_IDLE;
-		ret = ibv_post_send(qp, &wr, &bad);
-		ok = dbdev.rings - rings0 == 1 && one_sq_doorbell(qp, calls0);
-		kqp.sq->flags = SNAA_RING_F_IDLE;
-		ret2 = ibv_post_send(qp, &wr, &bad);
-		ok = ok && dbdev.rings - rings0 == 1 &&
-		     one_sq_doorbell(qp, calls0 + 1);
-	}
-	dbdev.ring_err = 0;
-	kqp.sq->flags = 0;
-	result(qp && !ret && !ret2 && ok,
-	       "doorbell device: ENOTCONN (the binding ended) sends the post to the doorbell method, and the context's next post rings only that");
-	if (qp)
-		ibv_destroy_qp(qp);
-	if (pd2)
-		ibv_dealloc_pd(pd2);
-	if (c2)
-		ibv_close_device(c2);
-	result(c2 && fd_closed(fd2),
-	       "doorbell device: closing the context closes its doorbell file");
-
-	dbdev.bind_err = EPROTONOSUPPORT;
-	binds0 = dbdev.binds;
-	c3 = dbdev.ino ? second_context(dev, path) : NULL;
-	result(c3 && dbdev.binds - binds0 == 1 && fd_closed(dbdev.bound_fd),
-	       "doorbell device: a binding the kernel refuses (EPROTONOSUPPORT: a module without it) leaves the context open and the file closed");
-	dbdev.bind_err = 0;
-	if (c3)
-		ibv_close_device(c3);
-
-	binds0 = dbdev.binds;
-	c3 = second_context(dev, "/nonexistent/snaa_doorbell");
-	result(c3 && dbdev.binds == binds0,
-	       "doorbell device: a context whose SNAA_DOORBELL_DEV cannot be opened binds nothing and opens all the same");
-	if (c3)
-		ibv_close_device(c3);
-	if (dbmem >= 0)
-		close(dbmem);
-	dbdev.ino = 0;
-}
-
 int main(int argc, char **argv)
 {
 	struct verbs_context *vctx;
@@ -1963,12 +1701,10 @@ int main(int argc, char **argv)
 	 * uses write() for legacy commands, as on a kernel without the
 	 * ioctl write path, and its own command bytes can be captured.
 	 */
-	/* The doorbell method for this context: no doorbell device. */
-	setenv("SNAA_DOORBELL_DEV", "", 1);
 	vctx = reg_ops->alloc_context(&vdev->device, memfd, NULL);
 	ctx = vctx ? &vctx->context : NULL;
-	result(ctx && ctx->cmd_fd == memfd && !dbdev.binds,
-	       "context opened on the fake uverbs file (SNAA_DOORBELL_DEV empty: no doorbell device bound)");
+	result(ctx && ctx->cmd_fd == memfd,
+	       "context opened on the fake uverbs file");
 	if (vctx && set_ops)
 		vctx->create_cq_ex = lib_create_cq_ex;
 	if (!ctx) {
@@ -1986,8 +1722,6 @@ int main(int argc, char **argv)
 		test_qp(pd, cq);
 		test_ud_srq(pd, cq);
 		test_mw(pd);
-		test_legacy_doorbell(pd, cq);
-		test_doorbell_dev(&vdev->device, cq);
 	}
 	if (cq)
 		test_cq_destroy(cq);

@@ -35,12 +35,7 @@
  *
  * Doorbells: after publishing entries on an SQ or RQ, user space issues a
  * full memory barrier and reads @flags; if SNAA_RING_F_IDLE is set it
- * rings the doorbell.  The SQ's is SNAA_DOORBELL_RING on the doorbell
- * device or the driver method SNAA_IB_METHOD_SQ_DOORBELL on the uverbs
- * ioctl (below); the RQ's, and the SQ's on a kernel without that method,
- * an IB_USER_VERBS_CMD_POST_SEND (SQ) or IB_USER_VERBS_CMD_POST_RECV
- * (RQ) write command with wr_count 0, which reaches the driver as
- * post_send/post_recv with an empty list.
+ * rings the queue's doorbell, SNAA_IB_METHOD_QP_DOORBELL (below).
  *  - SQ: IDLE is set at creation and whenever the kernel stops
  *    processing; before it stops, the kernel sets IDLE, issues a full
  *    barrier and re-reads @producer, so a posted WQE is never missed.
@@ -50,11 +45,12 @@
  *  - Both: IDLE is set for good when the QP is destroyed, so that a
  *    process still holding the rings (the device was removed under it)
  *    rings a doorbell at its next post and sees that fail.
+ * An SRQ needs no doorbell: the kernel takes its entries as messages
+ * arrive, and flushes nothing from it.
  */
 #ifndef SNAA_ABI_USER_H
 #define SNAA_ABI_USER_H
 
-#include <linux/ioctl.h>
 #include <linux/types.h>
 #include <rdma/ib_user_ioctl_cmds.h>
 
@@ -62,55 +58,39 @@
  * Per-device ABI version, reported as ib_device_ops.uverbs_abi_ver and
  * checked by the provider (match_min/max_abi_version).  Bump it on any
  * incompatible change of the structures below.
+ *
+ * 2: one doorbell for SQ and RQ, SNAA_IB_METHOD_QP_DOORBELL; the
+ *    POST_SEND and POST_RECV write commands, the doorbell device and its
+ *    bind method are gone.
  */
-#define SNAA_ABI_VERSION	1
+#define SNAA_ABI_VERSION	2
 
 /*
  * Driver methods of the uverbs ioctl (RDMA_VERBS_IOCTL; the header's
  * driver_id is RDMA_DRIVER_UNKNOWN), on the device object
  * (UVERBS_OBJECT_DEVICE).
  *
- * SNAA_IB_METHOD_SQ_DOORBELL: the SQ doorbell of the QP whose number is
- * in SNAA_IB_ATTR_SQ_DOORBELL_QPN (a __u32, mandatory).  EINVAL if the
- * calling context has no QP of that number, or it is a WCU.BUF QP.  It
- * costs the kernel less than the legacy POST_SEND write command (no
- * allocation, no response), which a kernel without this method still
- * takes (the method is then unknown: EPROTONOSUPPORT).
+ * SNAA_IB_METHOD_QP_DOORBELL: the doorbell of one queue of one QP of
+ * the calling context.  Its one attribute, SNAA_IB_ATTR_DOORBELL (a
+ * __u32, mandatory, inline), is the doorbell word, laid out as a NIC's
+ * doorbell register: the QP number in the low 24 bits
+ * (SNAA_DOORBELL_QPN_MASK) and SNAA_DOORBELL_RQ for the receive queue
+ * (clear: the send queue); the bits in between are reserved and must be
+ * zero.  Errors: EINVAL if a reserved bit is set, if the context has no
+ * QP of that number (another process's, a kernel QP, a destroyed one),
+ * for the SQ of a WCU.BUF QP and the RQ of a QP on an SRQ; EIO once the
+ * device is gone (uverbs).
  */
 enum snaa_ib_methods {
-	SNAA_IB_METHOD_SQ_DOORBELL = (1U << UVERBS_ID_NS_SHIFT),
-	SNAA_IB_METHOD_DOORBELL_BIND,
+	SNAA_IB_METHOD_QP_DOORBELL = (1U << UVERBS_ID_NS_SHIFT),
 };
 
-enum snaa_ib_sq_doorbell_attrs {
-	SNAA_IB_ATTR_SQ_DOORBELL_QPN = (1U << UVERBS_ID_NS_SHIFT),
+enum snaa_ib_qp_doorbell_attrs {
+	SNAA_IB_ATTR_DOORBELL = (1U << UVERBS_ID_NS_SHIFT),
 };
 
-/*
- * The doorbell device, SNAA_DOORBELL_DEV: a cheaper SQ doorbell.  The
- * uverbs ioctl builds an attribute bundle before the driver sees a
- * method; an ioctl on this device reaches the driver directly.
- *
- * A process opens the device and binds the file to its uverbs context
- * with SNAA_IB_METHOD_DOORBELL_BIND, whose SNAA_IB_ATTR_DOORBELL_BIND_FD
- * (a __s32, mandatory) is the file's descriptor: EBADF if it is none,
- * EINVAL if it is not the doorbell device, EBUSY if the file or the
- * context is bound already.  The binding ends when either is closed.
- *
- * SNAA_DOORBELL_RING, with the QP number as the ioctl's argument (a
- * value, not a pointer), then rings the SQ doorbell of that QP of the
- * bound context, as SNAA_IB_METHOD_SQ_DOORBELL does: EINVAL if the
- * context has no QP of that number or it is a WCU.BUF QP, ENOTCONN if
- * the file is not bound (never was, or its context is gone), ENOTTY for
- * any other command.
- */
-#define SNAA_DOORBELL_DEV	"/dev/snaa_doorbell"
-#define SNAA_DOORBELL_MAGIC	0xDA
-#define SNAA_DOORBELL_RING	_IO(SNAA_DOORBELL_MAGIC, 0x00)
-
-enum snaa_ib_doorbell_bind_attrs {
-	SNAA_IB_ATTR_DOORBELL_BIND_FD = (1U << UVERBS_ID_NS_SHIFT),
-};
+#define SNAA_DOORBELL_QPN_MASK	0x00ffffffU
+#define SNAA_DOORBELL_RQ	(1U << 31)
 
 /*
  * The ib_device's parent is a platform device named "snaa"; its modalias

@@ -20,7 +20,6 @@
 #include <uapi/rdma/snaa-abi.h>
 
 #include "compat.h"
-#include "snaa_doorbell.h"
 #include "snaa_wire.h"
 #include "snaa_table.h"
 
@@ -201,13 +200,10 @@ static inline void snaa_count(struct snaa_dev *sdev, enum snaa_counter c,
 
 /**
  * struct snaa_ucontext - a process's context
- * @ibuc: the core's part
- * @doorbell: the doorbell device file bound to it, or NULL; the
- *	snaa_doorbell module's (snaa_db_bind())
+ * @ibuc: the core's part; nothing of the driver's hangs off a context
  */
 struct snaa_ucontext {
 	struct ib_ucontext ibuc;
-	struct snaa_db_file *doorbell;
 };
 
 struct snaa_pd {
@@ -923,6 +919,7 @@ bool snaa_resp_pending(struct snaa_qp *qp);
 /* snaa_rx.c */
 int snaa_rqe_post(struct snaa_queue *q, u32 max_sge,
 		  const struct ib_recv_wr *wr);
+int snaa_rq_doorbell(struct snaa_qp *qp);
 int snaa_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 		   const struct ib_recv_wr **bad_wr);
 void snaa_rcv(struct snaa_dev *sdev, struct sk_buff *skb);
@@ -962,7 +959,6 @@ void snaa_ah_debugfs_init(struct snaa_dev *sdev);
 /* snaa_uapi.c */
 extern const struct uapi_definition snaa_uapi_defs[];
 struct snaa_qp *snaa_uctx_qp(struct ib_ucontext *uctx, u32 qpn);
-extern const struct snaa_db_ops snaa_uapi_db_ops;
 
 /* snaa_stats.c */
 struct rdma_hw_stats *snaa_alloc_hw_port_stats(struct ib_device *ibdev,

@@ -203,10 +203,12 @@ static int snaa_newlink(const char *ibdev_name, struct net_device *ndev)
 	ibdev->phys_port_cnt = 1;
 	ibdev->num_comp_vectors = 1;
 	ibdev->local_dma_lkey = 0;
-	/* Doorbells and CQ arming use these legacy write commands. */
-	ibdev->uverbs_cmd_mask |= BIT_ULL(IB_USER_VERBS_CMD_POST_SEND) |
-				  BIT_ULL(IB_USER_VERBS_CMD_POST_RECV) |
-				  BIT_ULL(IB_USER_VERBS_CMD_REQ_NOTIFY_CQ);
+	/*
+	 * CQ arming is the REQ_NOTIFY_CQ write command.  POST_SEND and
+	 * POST_RECV stay off: user space posts into the mapped rings and
+	 * rings SNAA_IB_METHOD_QP_DOORBELL (snaa_uapi.c).
+	 */
+	ibdev->uverbs_cmd_mask |= BIT_ULL(IB_USER_VERBS_CMD_REQ_NOTIFY_CQ);
 	ibdev->dev.parent = &snaa_parent->dev;
 	ibdev->driver_def = snaa_uapi_defs;
 	strscpy(ibdev->node_desc, SNAA_NODE_DESC, sizeof(ibdev->node_desc));
@@ -359,9 +361,6 @@ static int __init snaa_init(void)
 		goto err_net;
 
 	snaa_debugfs_root = debugfs_create_dir(SNAA_DRV_NAME, NULL);
-	/* Only fails if another module registered: then use uverbs. */
-	if (snaa_db_register(&snaa_uapi_db_ops))
-		pr_warn("snaa: /dev/snaa_doorbell is taken: doorbells go through uverbs\n");
 	rdma_link_register(&snaa_link_ops);
 	pr_info("snaa: loaded (ABI %d)\n", SNAA_ABI_VERSION);
 	return 0;
@@ -380,8 +379,6 @@ static void __exit snaa_exit(void)
 	rdma_link_unregister(&snaa_link_ops);
 	unregister_netdevice_notifier(&snaa_netdev_notifier);
 	snaa_unregister_all();
-	/* No context is left, so no doorbell file is bound. */
-	snaa_db_unregister(&snaa_uapi_db_ops);
 	snaa_net_exit();
 	debugfs_remove_recursive(snaa_debugfs_root);
 	platform_device_unregister(snaa_parent);

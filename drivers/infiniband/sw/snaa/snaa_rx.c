@@ -231,6 +231,32 @@ int snaa_rqe_post(struct snaa_queue *q, u32 max_sge,
 	return 0;
 }
 
+/**
+ * snaa_rq_doorbell() - a user QP's RQ doorbell
+ * @qp: the QP, a user QP
+ *
+ * The RQEs are already in the mapped ring.  The receive path takes them
+ * as messages arrive; the ring is flagged idle, and so rung, only while
+ * the QP is in the error state, whose new RQEs are flushed here.  From
+ * SNAA_IB_METHOD_QP_DOORBELL.
+ *
+ * Context: process.
+ * Return: 0, or -EINVAL for a QP on an SRQ (it has no RQ).
+ */
+int snaa_rq_doorbell(struct snaa_qp *qp)
+{
+	unsigned long flags;
+
+	if (qp->srq)
+		return -EINVAL;
+	spin_lock_irqsave(&qp->rq_lock, flags);
+	if (READ_ONCE(qp->state) == IB_QPS_ERR)
+		snaa_rq_flush(qp);
+	spin_unlock_irqrestore(&qp->rq_lock, flags);
+	snaa_qp_upcalls(qp);
+	return 0;
+}
+
 int snaa_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 		   const struct ib_recv_wr **bad_wr)
 {
@@ -238,14 +264,16 @@ int snaa_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 	unsigned long flags;
 	int err = 0;
 
-	/* Its receive WRs go to the SRQ; none may be posted in RESET. */
-	if (wr && (qp->srq || READ_ONCE(qp->state) == IB_QPS_RESET)) {
+	/*
+	 * Its receive WRs go to the SRQ; none may be posted in RESET.  A
+	 * user QP's come through its ring: uverbs has no POST_RECV for snaa.
+	 */
+	if (qp->srq || qp->user || READ_ONCE(qp->state) == IB_QPS_RESET) {
 		*bad_wr = wr;
 		return -EINVAL;
 	}
 	spin_lock_irqsave(&qp->rq_lock, flags);
-	/* User QPs post into the mapped ring; a NULL list is a doorbell. */
-	for (; wr && !qp->user; wr = wr->next) {
+	for (; wr; wr = wr->next) {
 		err = snaa_rqe_post(&qp->rq, qp->max_recv_sge, wr);
 		if (err) {
 			*bad_wr = wr;

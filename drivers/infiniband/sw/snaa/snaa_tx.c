@@ -1208,8 +1208,8 @@ static int snaa_post_one_send(struct snaa_qp *qp, const struct ib_send_wr *wr)
  * snaa_sq_doorbell() - a user QP's SQ doorbell
  * @qp: the QP, a user QP
  *
- * The WQEs are already in the mapped ring.  From the POST_SEND write
- * command with an empty list and from SNAA_IB_METHOD_SQ_DOORBELL.
+ * The WQEs are already in the mapped ring.  From
+ * SNAA_IB_METHOD_QP_DOORBELL.
  *
  * Context: process.
  * Return: 0, or -EINVAL for a WCU.BUF QP (no send WRs).
@@ -1229,13 +1229,14 @@ int snaa_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 	unsigned long flags;
 	int err = 0;
 
-	/* No send WRs on a WCU.BUF QP (snaa_sq_fetch()), none in RESET. */
-	if (qp->wcu || (wr && READ_ONCE(qp->state) == IB_QPS_RESET)) {
+	/*
+	 * No send WRs on a WCU.BUF QP (snaa_sq_fetch()), none in RESET.  A
+	 * user QP's come through its ring: uverbs has no POST_SEND for snaa.
+	 */
+	if (qp->wcu || qp->user || READ_ONCE(qp->state) == IB_QPS_RESET) {
 		*bad_wr = wr;
 		return -EINVAL;
 	}
-	if (qp->user)
-		return snaa_sq_doorbell(qp);
 
 	spin_lock_irqsave(&qp->sq_post_lock, flags);
 	for (; wr; wr = wr->next) {

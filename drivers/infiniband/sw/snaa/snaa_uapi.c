@@ -2,13 +2,12 @@
 /*
  * snaa driver methods of the uverbs ioctl (snaa-abi.h).
  *
- * The SQ doorbell is rung for every batch a process posts.  The legacy
- * POST_SEND write command with an empty list does it too, but uverbs
- * allocates a buffer, looks up and locks the QP's uobject and writes a
- * response for it: under TCG that is more than half of what a doorbell
- * costs.  This method names the QP by its number and finds it in the
- * driver's own table.  The doorbell device (the snaa_doorbell module),
- * bound to a context by the second method here, is cheaper still.
+ * The one doorbell of user QPs, SQ and RQ alike.  User space posts into
+ * the mapped rings and calls here only when the kernel has marked a ring
+ * idle, so a doorbell is rung once per batch, and not at all while the
+ * kernel is still working on the queue.  The QP is named by its number
+ * in the doorbell word and found in the driver's own table: the uverbs
+ * core does not look up or lock a uobject for it.
  */
 
 #define UVERBS_MODULE_NAME snaa_ib
@@ -38,74 +37,38 @@ struct snaa_qp *snaa_uctx_qp(struct ib_ucontext *uctx, u32 qpn)
 	return qp;
 }
 
-static struct snaa_qp *snaa_uapi_db_get_qp(struct snaa_ucontext *uctx,
-					   u32 qpn)
+static int
+UVERBS_HANDLER(SNAA_IB_METHOD_QP_DOORBELL)(struct uverbs_attr_bundle *attrs)
 {
-	return snaa_uctx_qp(&uctx->ibuc, qpn);
-}
+	struct ib_ucontext *uctx;
+	struct snaa_qp *qp;
+	u32 word;
+	int err;
 
-static int snaa_uapi_db_ring(struct snaa_qp *qp)
-{
-	int err = snaa_sq_doorbell(qp);
-
+	err = uverbs_copy_from(&word, attrs, SNAA_IB_ATTR_DOORBELL);
+	if (err)
+		return err;
+	if (word & ~(SNAA_DOORBELL_QPN_MASK | SNAA_DOORBELL_RQ))
+		return -EINVAL;
+	uctx = ib_uverbs_get_ucontext(attrs);
+	if (IS_ERR(uctx))
+		return PTR_ERR(uctx);
+	qp = snaa_uctx_qp(uctx, word & SNAA_DOORBELL_QPN_MASK);
+	if (!qp)
+		return -EINVAL;
+	err = word & SNAA_DOORBELL_RQ ? snaa_rq_doorbell(qp) :
+					snaa_sq_doorbell(qp);
 	snaa_qp_put(qp);
 	return err;
 }
 
-/* The rings behind /dev/snaa_doorbell (snaa_doorbell.c). */
-const struct snaa_db_ops snaa_uapi_db_ops = {
-	.get_qp = snaa_uapi_db_get_qp,
-	.ring = snaa_uapi_db_ring,
-};
-
-static int
-UVERBS_HANDLER(SNAA_IB_METHOD_SQ_DOORBELL)(struct uverbs_attr_bundle *attrs)
-{
-	struct ib_ucontext *uctx;
-	struct snaa_qp *qp;
-	u32 qpn;
-	int err;
-
-	err = uverbs_copy_from(&qpn, attrs, SNAA_IB_ATTR_SQ_DOORBELL_QPN);
-	if (err)
-		return err;
-	uctx = ib_uverbs_get_ucontext(attrs);
-	if (IS_ERR(uctx))
-		return PTR_ERR(uctx);
-	qp = snaa_uctx_qp(uctx, qpn);
-	return qp ? snaa_uapi_db_ring(qp) : -EINVAL;
-}
-
-DECLARE_UVERBS_NAMED_METHOD(SNAA_IB_METHOD_SQ_DOORBELL,
-			    UVERBS_ATTR_PTR_IN(SNAA_IB_ATTR_SQ_DOORBELL_QPN,
+DECLARE_UVERBS_NAMED_METHOD(SNAA_IB_METHOD_QP_DOORBELL,
+			    UVERBS_ATTR_PTR_IN(SNAA_IB_ATTR_DOORBELL,
 					       UVERBS_ATTR_TYPE(u32),
 					       UA_MANDATORY));
 
-static int
-UVERBS_HANDLER(SNAA_IB_METHOD_DOORBELL_BIND)(struct uverbs_attr_bundle *attrs)
-{
-	struct ib_ucontext *uctx;
-	s32 fd;
-	int err;
-
-	err = uverbs_copy_from(&fd, attrs, SNAA_IB_ATTR_DOORBELL_BIND_FD);
-	if (err)
-		return err;
-	uctx = ib_uverbs_get_ucontext(attrs);
-	if (IS_ERR(uctx))
-		return PTR_ERR(uctx);
-	return snaa_db_bind(fd, to_snaa_uctx(uctx),
-			    &to_snaa_uctx(uctx)->doorbell);
-}
-
-DECLARE_UVERBS_NAMED_METHOD(SNAA_IB_METHOD_DOORBELL_BIND,
-			    UVERBS_ATTR_PTR_IN(SNAA_IB_ATTR_DOORBELL_BIND_FD,
-					       UVERBS_ATTR_TYPE(s32),
-					       UA_MANDATORY));
-
 ADD_UVERBS_METHODS(snaa_ib_device, UVERBS_OBJECT_DEVICE,
-		   &UVERBS_METHOD(SNAA_IB_METHOD_SQ_DOORBELL),
-		   &UVERBS_METHOD(SNAA_IB_METHOD_DOORBELL_BIND));
+		   &UVERBS_METHOD(SNAA_IB_METHOD_QP_DOORBELL));
 
 const struct uapi_definition snaa_uapi_defs[] = {
 	UAPI_DEF_CHAIN_OBJ_TREE(UVERBS_OBJECT_DEVICE, &snaa_ib_device),
