@@ -447,14 +447,20 @@ debug_suite() {
 	dk=$(debug_kver) || return 0	# debug_kernel said why
 	tests=$(printf '%s\n' "$SNAA_DEBUG_TESTS" | awk -F'|' -v n="$1" \
 		'{ print $n }')
-	# two abuser seeds of the three ("full": all three)
+	# two abuser seeds of the three, verbs without its crowd of QPs
+	# and MRs (verbs.sh says why); "full": all of it
 	debug_seeds="1 2"
-	[ "$what" = full ] && debug_seeds="1 2 3"
+	verbs_quick=1
+	if [ "$what" = full ]; then
+		debug_seeds="1 2 3"
+		verbs_quick=0
+	fi
 	# shellcheck disable=SC2086 # a list of test names
 	suite "vm-debug-$1" env SNAA_TIME_SCALE="$(scaled $((3 * VM_SCALE)))" \
 		SNAA_TEARDOWN_REPEAT=1 SNAA_LIMITS_AH=4096 \
 		SNAA_ABUSE_SEEDS="${SNAA_ABUSE_SEEDS:-$debug_seeds}" \
 		SNAA_TEARDOWN_QPS=2000 SNAA_RC_QUICK=1 \
+		SNAA_VERBS_QUICK="$verbs_quick" \
 		selftests/vm/run --kernel "$dk" \
 		--timeout "$(vm_timeout $tests)" -- \
 		sh selftests/snaa/run_tests.sh $tests
