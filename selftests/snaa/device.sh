@@ -140,7 +140,9 @@ done
 ev=$(mktemp)
 ibv_asyncwatch -d snaa0 > "$ev" 2>&1 &
 watch=$!
-sleep 1
+# Events before the watcher has its context are not its: wait for the
+# context's async event file (the core's "[infinibandevent]") to exist.
+wait_for 60 sh -c "ls -l /proc/$watch/fd 2>/dev/null | grep -q infinibandevent"
 ip link set veth1 down		# veth0 loses carrier
 check_eq "carrier off: port DOWN" "$(devinfo_field snaa0 state)" "PORT_DOWN (1)"
 check_eq "carrier off: phys_state DISABLED" \
