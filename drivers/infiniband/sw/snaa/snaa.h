@@ -514,6 +514,9 @@ struct snaa_comp {
 	bool gap;			/* READ responses lost, asked again */
 	bool nak_valid;			/* @nak_psn holds a sequence NAK */
 	u32 nak_psn;			/* PSN of the newest sequence NAK */
+	bool err_nak;			/* an error NAK waits (snaa_comp.c) */
+	u32 err_nak_psn;		/* ... for the request at this PSN */
+	enum ib_wc_status err_nak_status;	/* ... completing it so */
 	unsigned long deadline;		/* local ACK timeout, in jiffies */
 };
 

@@ -254,16 +254,58 @@ static bool snaa_comp_ack(struct snaa_qp *qp, u32 psn)
 }
 
 /*
- * The oldest WQE got its last response.  If the requester was going to
- * send it again (a rewind), it goes on behind it instead.
+ * An error NAK is for the request at its PSN.  An older RDMA READ or
+ * atomic that still waits for its responses has them on the way: the
+ * responder sends in PSN order, but not always from one CPU (from the
+ * receive path and from its work item), and on a veth a packet queued
+ * on another CPU's backlog can be overtaken.  Must the error wait for
+ * that WQE?
  */
-static void snaa_comp_complete(struct snaa_qp *qp)
+static bool snaa_comp_nak_waits(struct snaa_qp *qp, u32 psn)
+{
+	struct snaa_swqe *w;
+
+	if (!snaa_comp_sent(qp))
+		return false;
+	w = snaa_swqe(qp, qp->sq.kidx);
+	return (w->kind == SNAA_WK_READ || w->kind == SNAA_WK_ATOMIC) &&
+	       snaa_psn_diff(psn, w->last_psn) > 0;
+}
+
+/*
+ * A waiting error NAK whose turn has come: what it acknowledges
+ * completes, then the NAKed WQE fails and the QP enters ERR.  Return
+ * true if it did.
+ */
+static bool snaa_comp_err_nak(struct snaa_qp *qp)
+{
+	struct snaa_comp *c = &qp->comp;
+
+	if (!c->err_nak)
+		return false;
+	snaa_comp_ack(qp, snaa_psn_add(c->err_nak_psn, -1));
+	if (snaa_comp_nak_waits(qp, c->err_nak_psn))
+		return false;
+	c->err_nak = false;
+	snaa_comp_fail(qp, c->err_nak_status);
+	return true;
+}
+
+/*
+ * The oldest WQE got its last response.  If the requester was going to
+ * send it again (a rewind), it goes on behind it instead.  Return true if
+ * an error NAK that waited for it moved the QP to ERR.
+ */
+static bool snaa_comp_complete(struct snaa_qp *qp)
 {
 	bool resend = qp->sq.kidx == qp->req.cur;
 
 	snaa_sq_complete(qp, IB_WC_SUCCESS);
+	if (snaa_comp_err_nak(qp))
+		return true;
 	if (resend)
 		snaa_req_resume(qp);
+	return false;
 }
 
 /* NAK syndromes to completion statuses (IBA table 47). */
@@ -343,6 +385,13 @@ static void snaa_comp_nak(struct snaa_qp *qp, const struct snaa_pkt *pkt)
 		return;
 	}
 	snaa_count(qp->sdev, SNAA_CNT_RC_ERR_NAKS_RCVD, 1);
+	if (snaa_comp_nak_waits(qp, psn)) {
+		/* the older READ or atomic completes first */
+		qp->comp.err_nak = true;
+		qp->comp.err_nak_psn = psn;
+		qp->comp.err_nak_status = snaa_nak_status(value);
+		return;
+	}
 	snaa_comp_fail(qp, snaa_nak_status(value));
 }
 
@@ -416,8 +465,8 @@ static enum snaa_counter snaa_comp_read_resp(struct snaa_qp *qp,
 	}
 	w->done += pkt->payload_len;
 	snaa_comp_set_psn(qp, snaa_psn_add(psn, 1));
-	if (last)
-		snaa_comp_complete(qp);
+	if (last && snaa_comp_complete(qp))
+		return 0;
 	snaa_comp_progress(qp);
 	return 0;
 }
@@ -441,8 +490,8 @@ static enum snaa_counter snaa_comp_atomic_ack(struct snaa_qp *qp,
 	}
 	w->done = 8;
 	snaa_comp_set_psn(qp, snaa_psn_add(psn, 1));
-	snaa_comp_complete(qp);
-	snaa_comp_progress(qp);
+	if (!snaa_comp_complete(qp))
+		snaa_comp_progress(qp);
 	return 0;
 }
 

@@ -637,6 +637,7 @@ static void snaa_modify_qp_apply(struct snaa_qp *qp, struct ib_qp_attr *attr,
 		qp->comp.psn = qp->req.psn;
 		qp->comp.gap = false;
 		qp->comp.nak_valid = false;
+		qp->comp.err_nak = false;
 	}
 	if (mask & (IB_QP_RETRY_CNT | IB_QP_STATE))
 		qp->comp.retry_left = qp->retry_cnt;
