@@ -222,7 +222,8 @@ snaa_gid_index() {
 	return 1
 }
 
-# Install the build-tree module so that modprobe and the rdma-link autoload find them (the VM's /lib/modules is a writable overlay).  The
+# Install the build-tree module so that modprobe and the rdma-link
+# autoload find it (the VM's /lib/modules is a writable overlay).  The
 # module indexes were made on the host by scripts/modroot.sh; running
 # depmod here instead takes a minute under TCG.
 snaa_install_module() {

@@ -24,10 +24,10 @@ set -u
 . "$(dirname "$0")/lib.sh"
 cd "$SNAA_TEST_DIR" || exit 1
 
-total=
+mode=
 case ${1:-} in
 --total|--budgets)
-	total=$1
+	mode=$1
 	shift
 	;;
 esac
@@ -38,12 +38,12 @@ budget() {
 	awk -v t="$1" '$1 == t { b = $2 } END { print b ? b : 600 }' budgets
 }
 
-if [ "$total" = --budgets ]; then
+if [ "$mode" = --budgets ]; then
 	for t in $tests; do
 		echo "$t $(budget "$t")"
 	done
 	exit 0
-elif [ -n "$total" ]; then
+elif [ "$mode" = --total ]; then
 	sum=0
 	for t in $tests; do
 		sum=$((sum + $(budget "$t")))
