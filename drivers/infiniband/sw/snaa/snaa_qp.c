@@ -391,7 +391,7 @@ void snaa_rq_flush(struct snaa_qp *qp)
 	 * flags load.
 	 */
 	WRITE_ONCE(q->ring->flags, SNAA_RING_F_IDLE);
-	smp_mb();
+	smp_mb();	/* the flag's store before the producer's load */
 	prod = snaa_ring_producer(q);
 	if (prod - q->kidx > q->num)	/* corrupt index from user space */
 		prod = q->kidx + q->num;

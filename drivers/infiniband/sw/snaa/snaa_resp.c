@@ -354,12 +354,13 @@ static struct snaa_res *snaa_res_next(struct snaa_qp *qp)
 static struct sk_buff *snaa_resp_next(struct snaa_qp *qp)
 {
 	struct snaa_recv_state *r = &qp->recv;
-	struct snaa_res *res;
+	struct snaa_res *res = NULL;
 	struct sk_buff *skb;
 	u8 *p;
 
-	if (READ_ONCE(qp->state) != IB_QPS_ERR && r->res &&
-	    (res = snaa_res_next(qp))) {
+	if (READ_ONCE(qp->state) != IB_QPS_ERR && r->res)
+		res = snaa_res_next(qp);
+	if (res) {
 		if (!res->atomic)
 			return snaa_resp_read(qp, res);
 		skb = snaa_resp_pkt(qp, SNAA_OP_ATOMIC_ACK, res->psn,

@@ -173,9 +173,8 @@ static int snaa_sq_fetch(struct snaa_qp *qp)
 	w->first_psn = w->last_psn = 0;
 	w->status = IB_WC_SUCCESS;
 	w->aav = NULL;
-	if (qp->sq_ahs) {
+	if (qp->sq_ahs)
 		swap(w->aav, qp->sq_ahs[idx & (q->num - 1)]);
-	}
 	qp->req.head++;
 
 	kind = snaa_wqe_kind(qp->ibqp.qp_type, w->wqe.opcode);
@@ -417,8 +416,10 @@ static struct sk_buff *snaa_req_send_write(struct snaa_qp *qp,
 	}
 	memset(p + op->hdr_len + paylen, 0, pad);
 	if (first) {
-		/* known from the start: an ACK may cover it before its end
-		 * is sent again after a rewind */
+		/*
+		 * Known from the start: an ACK may cover it before its end
+		 * is sent again after a rewind.
+		 */
 		w->first_psn = r->psn;
 		w->last_psn = snaa_psn_add(r->psn,
 			max(snaa_num_pkts(w->length, qp->path_mtu), 1U) - 1);
@@ -855,7 +856,7 @@ static void snaa_sq_flush(struct snaa_qp *qp)
 	spin_lock_bh(&qp->sq_lock);
 	snaa_comp_stop_timers(qp);
 	WRITE_ONCE(qp->sq.ring->flags, SNAA_RING_F_IDLE);
-	smp_mb();
+	smp_mb();	/* the flag's store before the producer's load */
 	prod = snaa_ring_producer(&qp->sq);
 	/*
 	 * At most a ring's worth (each round completes one WQE, and no more
