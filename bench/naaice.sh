@@ -13,12 +13,9 @@
 set -u
 here=$(cd "$(dirname "$0")/../selftests/snaa" && pwd)
 naa=$(cd "$here/../../userspace/libnaaice" && pwd)
-# shellcheck disable=SC2034 # both read by uc_test.sh
-UC_HERE=$here
-# shellcheck disable=SC2034
-UC_TEST_SOURCED=1
-# shellcheck source=../selftests/snaa/uc_test.sh
-. "$here/uc_test.sh"
+SNAA_TOP=${SNAA_TOP:-$(cd "$here/../.." && pwd)}
+# shellcheck source=../selftests/snaa/lib.sh
+. "$here/lib.sh"
 modprobe rdma_ucm
 uc_backlog
 rtt_n=${NAAICE_BENCH_RTT_N:-200}

@@ -19,12 +19,9 @@
 set -u
 here=$(cd "$(dirname "$0")/../selftests/snaa" && pwd)
 wcu=$(cd "$here/../../userspace/libwcubuf" && pwd)
-# shellcheck disable=SC2034 # both read by uc_test.sh
-UC_HERE=$here
-# shellcheck disable=SC2034
-UC_TEST_SOURCED=1
-# shellcheck source=../selftests/snaa/uc_test.sh
-. "$here/uc_test.sh"
+SNAA_TOP=${SNAA_TOP:-$(cd "$here/../.." && pwd)}
+# shellcheck source=../selftests/snaa/lib.sh
+. "$here/lib.sh"
 uc_backlog
 n=${WCUBUF_BENCH_FRAMES:-4000}
 f=${WCUBUF_BENCH_F:-65600}

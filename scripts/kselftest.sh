@@ -40,7 +40,9 @@ rm -rf "$tree/snaa" "$inst"
 mkdir -p "$tree/snaa" "$inst"
 git ls-files selftests/snaa | grep -v '^selftests/snaa/ktest/' |
 	while IFS= read -r f; do
-		cp -p "$f" "$tree/snaa/${f#selftests/snaa/}"
+		d=$tree/snaa/${f#selftests/snaa/}
+		mkdir -p "${d%/*}"
+		cp -p "$f" "$d"
 	done
 cd "$tree"
 # kselftest_install.sh runs "make install": the target list and SNAA_TOP

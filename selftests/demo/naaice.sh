@@ -9,12 +9,9 @@
 set -u
 here=$(cd "$(dirname "$0")/../snaa" && pwd)
 naa=$(cd "$here/../../userspace/libnaaice" && pwd)
-# shellcheck disable=SC2034 # both read by uc_test.sh
-UC_HERE=$here
-# shellcheck disable=SC2034
-UC_TEST_SOURCED=1
-# shellcheck source=SCRIPTDIR/../snaa/uc_test.sh
-. "$here/uc_test.sh"
+SNAA_TOP=${SNAA_TOP:-$(cd "$here/../.." && pwd)}
+# shellcheck source=SCRIPTDIR/../snaa/lib.sh
+. "$here/lib.sh"
 modprobe rdma_ucm
 
 demo() {

@@ -10,10 +10,9 @@
 # DEMO_VERBOSE=1 also shows the full tool output.
 set -eu
 here=$(cd "$(dirname "$0")/../snaa" && pwd)
-UC_HERE=$here
-UC_TEST_SOURCED=1
-# shellcheck source=SCRIPTDIR/../snaa/uc_test.sh
-. "$here/uc_test.sh"
+SNAA_TOP=${SNAA_TOP:-$(cd "$here/../.." && pwd)}
+# shellcheck source=SCRIPTDIR/../snaa/lib.sh
+. "$here/lib.sh"
 
 step() {
 	echo

@@ -11,12 +11,9 @@
 set -u
 here=$(cd "$(dirname "$0")/../snaa" && pwd)
 wcu=$(cd "$here/../../userspace/libwcubuf" && pwd)
-# shellcheck disable=SC2034 # both read by uc_test.sh
-UC_HERE=$here
-# shellcheck disable=SC2034
-UC_TEST_SOURCED=1
-# shellcheck source=SCRIPTDIR/../snaa/uc_test.sh
-. "$here/uc_test.sh"
+SNAA_TOP=${SNAA_TOP:-$(cd "$here/../.." && pwd)}
+# shellcheck source=SCRIPTDIR/../snaa/lib.sh
+. "$here/lib.sh"
 F=65600		# one 6-bit image per frame
 
 # stream TITLE FRAMES: one emulator, one worker, both summaries

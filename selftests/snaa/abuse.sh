@@ -61,9 +61,8 @@
 set -u
 
 UC_HERE=$(cd "$(dirname "$0")" && pwd)
-UC_TEST_SOURCED=1
-# shellcheck source=uc_test.sh
-. "$UC_HERE/uc_test.sh"
+# shellcheck source=lib.sh
+. "$UC_HERE/lib.sh"
 
 AB_SEEDS=${ABUSE_SEEDS:-${SNAA_ABUSE_SEEDS:-1 2 3}}
 AB_SECONDS=${ABUSE_SECONDS:-12}

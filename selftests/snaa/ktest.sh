@@ -5,7 +5,7 @@
 # "make ktest" against the VM's kernel), whose init runs the tests and
 # prints KTAP to the kernel log, once in loopback (snaa0 -> snaa0) and
 # once between two snaa devices in two network namespaces (snaa0 ->
-# snaa1, the uc_test.sh "snaa" setup).  Each test line of the module is
+# snaa1, lib/topology.sh's setup_snaa).  Each test line of the module is
 # re-emitted here, prefixed with the run; insmod must succeed iff the
 # module reported no failure.  Runs as root inside the test VM:
 #
@@ -13,9 +13,6 @@
 set -u
 
 UC_HERE=$(cd "$(dirname "$0")" && pwd)
-UC_TEST_SOURCED=1
-# shellcheck source=uc_test.sh
-. "$UC_HERE/uc_test.sh"
 # shellcheck source=lib.sh
 . "$UC_HERE/lib.sh"
 

@@ -34,9 +34,8 @@
 set -u
 
 UC_HERE=$(cd "$(dirname "$0")" && pwd)
-UC_TEST_SOURCED=1
-# shellcheck source=uc_test.sh
-. "$UC_HERE/uc_test.sh"
+# shellcheck source=lib.sh
+. "$UC_HERE/lib.sh"
 
 case ${1:-} in
 -h|--help) sed -n '3,/^set -u/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;

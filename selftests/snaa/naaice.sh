@@ -11,13 +11,13 @@
 #
 #     selftests/vm/run --timeout 900 -- sh selftests/snaa/naaice.sh
 #
-#  rdma_rxe (init namespace, uc_test.sh's setup_rxe)
+#  rdma_rxe (init namespace, lib/topology.sh's setup_rxe)
 #  +--------------------------------------------------------------+
 #  |  rxe0 - veth0 198.18.0.1 ==+   naa-client --to 198.18.0.2      |
 #  |                            | veth pair                         |
 #  |  rxe1 - veth1 198.18.0.2 ==+   naa-server (all addresses)      |
 #  +--------------------------------------------------------------+
-#  snaa (uc_test.sh's setup_snaa)
+#  snaa (lib/topology.sh's setup_snaa)
 #  +- ns snaa-a ---------------+      +- ns snaa-b ---------------+
 #  | snaa0 - veth0 198.18.0.1  |======| snaa1 - veth1 198.18.0.2  |
 #  | naa-client                |      | naa-server                |
@@ -30,10 +30,8 @@ set -u
 
 UC_HERE=$(cd "$(dirname "$0")" && pwd)
 SNAA_TOP=${SNAA_TOP:-$(cd "$UC_HERE/../.." && pwd)}
-# shellcheck disable=SC2034 # read by uc_test.sh
-UC_TEST_SOURCED=1
-# shellcheck source=uc_test.sh
-. "$UC_HERE/uc_test.sh"
+# shellcheck source=lib.sh
+. "$UC_HERE/lib.sh"
 
 NAA_DIR=$SNAA_TOP/userspace/libnaaice
 NAA_SERVER=${NAA_SERVER:-$NAA_DIR/naa-server}

@@ -60,10 +60,8 @@
 set -u
 
 UC_HERE=$(cd "$(dirname "$0")" && pwd)
-# shellcheck disable=SC2034 # read by uc_test.sh
-UC_TEST_SOURCED=1
-# shellcheck source=uc_test.sh
-. "$UC_HERE/uc_test.sh"
+# shellcheck source=lib.sh
+. "$UC_HERE/lib.sh"
 
 PV_TEST_TIMEOUT=${SNAA_PYVERBS_TEST_TIMEOUT:-300}
 PV_RUN_TIMEOUT=${SNAA_PYVERBS_RUN_TIMEOUT:-1200}

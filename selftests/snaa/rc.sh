@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 #
-# RC between two RDMA devices that uc_test.sh's setup_MODE creates: the
+# RC between two RDMA devices that lib/topology.sh's setup_MODE creates: the
 # rc_test program (rc_test.c: every operation byte-exact, error statuses,
 # RNR, retry, READ/atomic limits, atomics under contention, a 64 MiB
 # checked stream) and rping (rdma_cm: address and route resolution, the
@@ -38,9 +38,8 @@
 set -u
 
 UC_HERE=$(cd "$(dirname "$0")" && pwd)
-UC_TEST_SOURCED=1
-# shellcheck source=uc_test.sh
-. "$UC_HERE/uc_test.sh"
+# shellcheck source=lib.sh
+. "$UC_HERE/lib.sh"
 
 RPING_COUNT=200
 RPING_SIZE=100

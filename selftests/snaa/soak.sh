@@ -40,9 +40,8 @@
 set -u
 
 UC_HERE=$(cd "$(dirname "$0")" && pwd)
-UC_TEST_SOURCED=1
-# shellcheck source=uc_test.sh
-. "$UC_HERE/uc_test.sh"
+# shellcheck source=lib.sh
+. "$UC_HERE/lib.sh"
 
 SK_SECONDS=${SNAA_SOAK_SECONDS:-1800}
 # SNAA_SOAK_LANES: the loops to run (default all five), to tell which

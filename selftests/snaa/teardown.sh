@@ -45,9 +45,8 @@
 set -u
 
 UC_HERE=$(cd "$(dirname "$0")" && pwd)
-UC_TEST_SOURCED=1
-# shellcheck source=uc_test.sh
-. "$UC_HERE/uc_test.sh"
+# shellcheck source=lib.sh
+. "$UC_HERE/lib.sh"
 
 # SNAA_TEARDOWN_REPEAT: the default of --repeat (make check's debug run
 # sets 1: KASAN makes each round slow); SNAA_TEARDOWN_QPS: the QPs of the

@@ -3,7 +3,7 @@
 #
 # UC under an impaired link: runs uc_netem (uc_netem.c) between snaa0 in
 # namespace snaa-a and snaa1 in namespace snaa-b over a veth pair
-# (uc_test.sh's setup_snaa), once per impairment of the link snaa0 ->
+# (lib/topology.sh's setup_snaa), once per impairment of the link snaa0 ->
 # snaa1 (tc on veth0's egress, RoCEv2 packets only):
 #
 #   netem loss 10%                  messages lost, later ones intact
@@ -33,9 +33,8 @@
 set -u
 
 UC_HERE=$(cd "$(dirname "$0")" && pwd)
-UC_TEST_SOURCED=1
-# shellcheck source=uc_test.sh
-. "$UC_HERE/uc_test.sh"
+# shellcheck source=lib.sh
+. "$UC_HERE/lib.sh"
 
 un_usage() {
 	echo "usage: $0 [--help]" >&2

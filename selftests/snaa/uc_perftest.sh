@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 #
-# perftest smoke test between the two devices that uc_test.sh's
+# perftest smoke test between the two devices that lib/topology.sh's
 # setup_MODE creates (server on DEV_B, client on DEV_A, connection data
 # exchanged over TCP to ADDR_B, RoCE v2 GID of the IPv4 address):
 #
@@ -24,9 +24,8 @@
 set -u
 
 UC_HERE=$(cd "$(dirname "$0")" && pwd)
-UC_TEST_SOURCED=1
-# shellcheck source=uc_test.sh
-. "$UC_HERE/uc_test.sh"
+# shellcheck source=lib.sh
+. "$UC_HERE/lib.sh"
 
 PERF_TIMEOUT=${PERF_TIMEOUT:-60}	# seconds per perftest process
 PERF_ITERS=${PERF_ITERS:-100}

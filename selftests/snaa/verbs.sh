@@ -3,7 +3,7 @@
 #
 # Verbs semantics test: runs verbs_test (verbs_test.c) between two snaa
 # devices, snaa0 in namespace snaa-a and snaa1 in namespace snaa-b over a
-# veth pair (uc_test.sh's setup_snaa), then once more on snaa0 alone
+# veth pair (lib/topology.sh's setup_snaa), then once more on snaa0 alone
 # (loopback) for the cases that need a peer.  Runs as root inside the
 # test VM, never on the host:
 #
@@ -21,9 +21,8 @@
 set -u
 
 UC_HERE=$(cd "$(dirname "$0")" && pwd)
-UC_TEST_SOURCED=1
-# shellcheck source=uc_test.sh
-. "$UC_HERE/uc_test.sh"
+# shellcheck source=lib.sh
+. "$UC_HERE/lib.sh"
 
 vt_usage() {
 	echo "usage: $0 [--help]" >&2

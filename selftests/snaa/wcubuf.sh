@@ -9,12 +9,12 @@
 #
 #     selftests/vm/run --timeout 900 -- sh selftests/snaa/wcubuf.sh
 #
-#  snaa <-> snaa (uc_test.sh's setup_snaa)
+#  snaa <-> snaa (lib/topology.sh's setup_snaa)
 #  +- ns snaa-a ---------------+      +- ns snaa-b ---------------+
 #  | snaa0 - veth0 198.18.0.1  |======| snaa1 - veth1 198.18.0.2  |
 #  | wcubuf-send               |      | wcubuf-emu                |
 #  +---------------------------+      +---------------------------+
-#  rdma_rxe worker <-> snaa emulator (uc_test.sh's setup_interop)
+#  rdma_rxe worker <-> snaa emulator (lib/topology.sh's setup_interop)
 #  +- init ns -----------------+      +- ns snaa-b ---------------+
 #  | rxe0 - veth0 198.18.0.1   |======| snaa1 - veth1 198.18.0.2  |
 #  | wcubuf-send               |      | wcubuf-emu                |
@@ -35,10 +35,8 @@ set -u
 
 UC_HERE=$(cd "$(dirname "$0")" && pwd)
 SNAA_TOP=${SNAA_TOP:-$(cd "$UC_HERE/../.." && pwd)}
-# shellcheck disable=SC2034 # read by uc_test.sh
-UC_TEST_SOURCED=1
-# shellcheck source=uc_test.sh
-. "$UC_HERE/uc_test.sh"
+# shellcheck source=lib.sh
+. "$UC_HERE/lib.sh"
 
 WCU_DIR=$SNAA_TOP/userspace/libwcubuf
 WCU_SEND=${WCU_SEND:-$WCU_DIR/wcubuf-send}

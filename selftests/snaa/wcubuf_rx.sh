@@ -16,9 +16,8 @@
 set -u
 
 UC_HERE=$(cd "$(dirname "$0")" && pwd)
-UC_TEST_SOURCED=1
-# shellcheck source=uc_test.sh
-. "$UC_HERE/uc_test.sh"
+# shellcheck source=lib.sh
+. "$UC_HERE/lib.sh"
 
 rmmod_doc() {
 	ktap_header "rmmod after the WCU.BUF runs"

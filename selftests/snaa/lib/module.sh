@@ -92,6 +92,7 @@ snaa_device_gone() {
 # Kernel log lines that fail a test: reports of every debug option of the
 # debug kernel (KASAN, lockdep, kmemleak, UBSAN, DEBUG_OBJECTS, KFENCE) and
 # of the lockup, stall and hung task detectors.
+# shellcheck disable=SC2034 # for the scripts that source this
 SNAA_DMESG_BAD='BUG:|WARNING:|Oops|Call Trace|general protection|refcount_t|list_add corruption|list_del corruption|KASAN|UBSAN|kernel BUG|soft lockup|hard LOCKUP|rcu_sched self-detected stall|rcu: INFO|hung_task|blocked for more than|Kernel panic|ODEBUG|KFENCE|possible circular locking|possible recursive locking|inconsistent lock state|unreferenced object|bad page|page allocation failure'
 
 # snaa_nobody_wrapper FILE MEMLOCK_KB: write FILE, a script that runs its

@@ -49,7 +49,7 @@ tgt_stop_all() {
 	for p in ${T1_PID:-} ${T2_PID:-} ${T3_PID:-} ${T4_PID:-} ${T5_PID:-}; do
 		wait "$p" 2>/dev/null
 	done
-	T1_PID= T2_PID= T3_PID= T4_PID= T5_PID=
+	T1_PID='' T2_PID='' T3_PID='' T4_PID='' T5_PID=''
 	exec 3>&- 4>&- 5>&- 6>&- 7>&-
 }
 

@@ -56,7 +56,7 @@ snaa_ack_timeout() {
 
 # snaa_uptime: whole seconds since boot.
 snaa_uptime() {
-	read -r su_up su_idle </proc/uptime
+	read -r su_up _ </proc/uptime
 	echo "${su_up%%.*}"
 }
 

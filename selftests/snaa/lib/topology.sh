@@ -256,9 +256,11 @@ setup_rxe() {
 		snaa_skip "rdma link add ... type rxe failed"
 	fi
 	uc_wait_gids cleanup_rxe rxe0 rxe1
-	DEV_A=rxe0
-	DEV_B=rxe1
 	# shellcheck disable=SC2034 # for the scripts that source this
+	DEV_A=rxe0
+	# shellcheck disable=SC2034
+	DEV_B=rxe1
+	# shellcheck disable=SC2034
 	ADDR_A=198.18.0.1
 	# shellcheck disable=SC2034
 	ADDR_B=198.18.0.2
@@ -289,9 +291,11 @@ setup_snaa() {
 	ip netns exec snaa-b rdma link add snaa1 type snaa netdev veth1 ||
 		{ cleanup_snaa; snaa_skip "snaa setup failed"; }
 	uc_wait_gids cleanup_snaa snaa0 snaa1
-	DEV_A=snaa0
-	DEV_B=snaa1
 	# shellcheck disable=SC2034 # for the scripts that source this
+	DEV_A=snaa0
+	# shellcheck disable=SC2034
+	DEV_B=snaa1
+	# shellcheck disable=SC2034
 	ADDR_A=198.18.0.1
 	# shellcheck disable=SC2034
 	ADDR_B=198.18.0.2
@@ -335,9 +339,11 @@ setup_interop() {
 	ip netns exec snaa-b rdma link add snaa1 type snaa netdev veth1 ||
 		{ cleanup_interop; snaa_skip "interop setup failed"; }
 	uc_wait_gids cleanup_interop rxe0 snaa1
-	DEV_A=rxe0
-	DEV_B=snaa1
 	# shellcheck disable=SC2034 # for the scripts that source this
+	DEV_A=rxe0
+	# shellcheck disable=SC2034
+	DEV_B=snaa1
+	# shellcheck disable=SC2034
 	ADDR_A=198.18.0.1
 	# shellcheck disable=SC2034
 	ADDR_B=198.18.0.2
