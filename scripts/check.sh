@@ -27,15 +27,21 @@
 #   full    make check-full: as "all", with every VM test on the default
 #           and the compat kernels and the repeats that "all" leaves out
 #
-# What "all" leaves out, because it runs elsewhere already: on the
-# default kernel, the tests the debug kernel runs whose only subject is
-# hostile input or teardown (fuzz.sh, abuse.sh, teardown.sh: the debug
-# kernel, a 6.1 of the same source, is where they find most), ktest.sh
-# (the kselftest run is ktest.sh on that kernel) and perftest between two
-# snaa devices (perf_snaa.sh, rc_perf_snaa.sh: perf_interop.sh and
-# rc_perf_interop.sh run the same programs between snaa and rdma_rxe in
-# both directions); teardown.sh's second and third rounds.  Every defect test of the hardening work (verbs.sh,
-# ktest.sh, limits.sh, rc_snaa.sh, wcubuf_rx.sh) runs on all three kernels.
+# What "all" leaves out, because it runs elsewhere already (each check
+# still runs at least once; "full" runs everything everywhere):
+#   - on the default kernel, the tests whose only subject is hostile
+#     input or teardown (fuzz.sh, abuse.sh, teardown.sh) and ktest.sh: the
+#     debug kernel, a 6.1 of the same source, runs them (and the kselftest
+#     stage runs ktest.sh on the default kernel);
+#   - perftest between two snaa devices (perf_snaa.sh, rc_perf_snaa.sh):
+#     perf_interop.sh and rc_perf_interop.sh run the same programs between
+#     snaa and rdma_rxe in both directions;
+#   - on the compat kernel, rc_interop.sh (rc_snaa.sh exercises rdma_cm
+#     and RC there) and rc_snaa.sh's streams (SNAA_RC_QUICK);
+#   - on the debug kernel, limits.sh and wcubuf_rx.sh (the default and the
+#     compat kernels run them), abuse.sh's seeds 2 and 3, fuzz.sh's
+#     rounds 5 to 8, teardown.sh's second and third rounds, verbs_test's
+#     crowd of QPs and MRs.
 #
 # How "all" and "full" use the machine: two VM lanes and a host lane run
 # side by side.  The host lane runs the host stage, the VM runner's
@@ -99,22 +105,26 @@ else
 	# On the compat kernels, what their differences can break: the
 	# module and device setup, the verbs and kernel-consumer APIs
 	# (compat.h), the receive path's view of the network stack, RC and
-	# rdma_cm against rdma_rxe, the WCU.BUF mode, the object limits and
-	# the hand-off's CPU choice (rc_snaa.sh).  The UC datapath is the
-	# same code as on 6.1 once those work.
-	: "${SNAA_COMPAT_TESTS:=device.sh malformed.sh verbs.sh ktest.sh rc_interop.sh wcubuf_rx.sh limits.sh rc_snaa.sh}"
+	# rdma_cm (rc_snaa.sh, quick), the WCU.BUF mode, the object limits
+	# and the hand-off's CPU choice (rc_snaa.sh).  The UC datapath is
+	# the same code as on 6.1 once those work.
+	: "${SNAA_COMPAT_TESTS:=device.sh malformed.sh verbs.sh ktest.sh wcubuf_rx.sh limits.sh rc_snaa.sh}"
 	export SNAA_TEARDOWN_REPEAT="${SNAA_TEARDOWN_REPEAT:-1}"
 fi
 # On the debug kernel (KASAN makes everything several times slower): the
 # tests that exercise the most kernel code per second.  verbs and ktest
 # create and destroy every kind of object (memory windows, fast
 # registration, SRQs), fuzz fires malformed packets by the thousand,
-# teardown (one round of each), limits and abuse carry live UC traffic;
-# rc_snaa runs every RC operation over IPv4, rping (QP1, rdma_cm) and a
-# peer lost mid-stream.  Two groups of about the same time ("|" between
+# teardown (one round of each) and abuse carry live UC traffic; rc_snaa
+# runs every RC operation over IPv4, rping (QP1, rdma_cm) and a peer lost
+# mid-stream ("full" adds limits and wcubuf_rx).  Two groups of about the same time ("|" between
 # them), each a VM boot of its own, so that both VM lanes can take one.
 # SNAA_DEBUG_TESTS="..." runs others.
-: "${SNAA_DEBUG_TESTS:=verbs.sh teardown.sh fuzz.sh | abuse.sh rc_snaa.sh wcubuf_rx.sh limits.sh ktest.sh}"
+if [ "$what" = full ]; then
+	: "${SNAA_DEBUG_TESTS:=verbs.sh teardown.sh fuzz.sh wcubuf_rx.sh | abuse.sh rc_snaa.sh limits.sh ktest.sh}"
+else
+	: "${SNAA_DEBUG_TESTS:=verbs.sh teardown.sh fuzz.sh | abuse.sh rc_snaa.sh ktest.sh}"
+fi
 
 # The newest 6.12 kernel that has headers and an image, unless it is the
 # default kernel already.
@@ -394,8 +404,12 @@ stage_compat() {
 			not_ok "compat: building the modules for $k failed"
 			continue
 		fi
+		# rc_snaa.sh without its streams, but for "full"
+		rc_quick=1
+		[ "$what" = full ] && rc_quick=0
 		# shellcheck disable=SC2086 # a list of test names
 		suite "vm-$k" env SNAA_TIME_SCALE="$(scaled $VM_SCALE)" \
+			SNAA_RC_QUICK="${SNAA_RC_QUICK:-$rc_quick}" \
 			selftests/vm/run --kernel "$k" \
 			--timeout "$(vm_timeout $SNAA_COMPAT_TESTS)" -- \
 			sh selftests/snaa/run_tests.sh $SNAA_COMPAT_TESTS
@@ -447,12 +461,15 @@ debug_suite() {
 	dk=$(debug_kver) || return 0	# debug_kernel said why
 	tests=$(printf '%s\n' "$SNAA_DEBUG_TESTS" | awk -F'|' -v n="$1" \
 		'{ print $n }')
-	# two abuser seeds of the three, verbs without its crowd of QPs
-	# and MRs (verbs.sh says why); "full": all of it
-	debug_seeds="1 2"
+	# one abuser seed of the three, half of the fuzzer's rounds,
+	# verbs without its crowd of QPs and MRs (verbs.sh says why);
+	# "full": all of it
+	debug_seeds=1
+	fuzz_rounds=4
 	verbs_quick=1
 	if [ "$what" = full ]; then
 		debug_seeds="1 2 3"
+		fuzz_rounds=8
 		verbs_quick=0
 	fi
 	# shellcheck disable=SC2086 # a list of test names
@@ -461,6 +478,7 @@ debug_suite() {
 		SNAA_ABUSE_SEEDS="${SNAA_ABUSE_SEEDS:-$debug_seeds}" \
 		SNAA_TEARDOWN_QPS=2000 SNAA_RC_QUICK=1 \
 		SNAA_VERBS_QUICK="$verbs_quick" \
+		SNAA_FUZZ_ROUNDS="${SNAA_FUZZ_ROUNDS:-$fuzz_rounds}" \
 		selftests/vm/run --kernel "$dk" \
 		--timeout "$(vm_timeout $tests)" -- \
 		sh selftests/snaa/run_tests.sh $tests

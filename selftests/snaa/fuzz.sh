@@ -36,8 +36,10 @@
 #  - nothing in dmesg (and the VM runner checks for KASAN, lockdep,
 #    UBSAN and leaks).
 #
-# Options: --rounds N (default 8), --mutants N per round (default 2000),
-# --seed S of the first round (default 1; round i uses S + i).
+# Options: --rounds N (default $SNAA_FUZZ_ROUNDS, else 8; make check's
+# debug run sets 4, make check-full keeps 8), --mutants N per round
+# (default 2000), --seed S of the first round (default 1; round i uses
+# S + i).
 #
 # Output: KTAP.  Exit status: 0 iff every check passed, 1 otherwise,
 # 2 usage error, 4 (skip) if the setup is impossible here.
@@ -47,7 +49,7 @@ UC_HERE=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=lib.sh
 . "$UC_HERE/lib.sh"
 
-FZ_ROUNDS=8
+FZ_ROUNDS=${SNAA_FUZZ_ROUNDS:-8}
 FZ_MUTANTS=2000
 FZ_SEED=1
 
