@@ -33,33 +33,49 @@
 #                   netem together on the debug kernel for SOAK_MINUTES (30),
 #                   lockup and hung task detectors armed; not in make check
 #
-# KVER selects the Debian kernel to build for and to boot in the VM
-# (default: the oldest installed *-amd64 kernel that has headers, i.e.
-# bookworm's 6.1).  KDIR overrides the kernel build directory.  Modules
-# are built out of place, one tree per kernel:
+# KVER is the kernel to build for: the running one (uname -r) unless
+# KVER= says otherwise; KDIR overrides its build directory (default:
+# /lib/modules/KVER/build, from the kernel's headers package).  The VM
+# targets (check*, demo*, bench*, soak) build for and boot VM_KVER: its
+# default is $SNAA_KVER, else the oldest installed Debian *-amd64 kernel
+# that has headers and an image (scripts/kver.sh: bookworm's 6.1).
+# Modules are built out of place, one tree per kernel:
 # build/kver/KVER/drivers/infiniband/sw/snaa/ (scripts/modbuild.sh), so
-# "make modules KVER=6.12..." leaves the default build alone.
+# "make modules KVER=6.12..." leaves the others alone.
 
-KVER ?= $(or $(SNAA_KVER),$(shell sh scripts/kver.sh))
+KVER ?= $(shell uname -r)
 KDIR ?= /lib/modules/$(KVER)/build
+VM_KVER ?= $(or $(SNAA_KVER),$(shell sh scripts/kver.sh))
 PWD := $(shell pwd)
 MOD_BUILD := $(PWD)/$(shell sh scripts/modbuild.sh '$(KVER)')
 KTEST_DIR := selftests/snaa/ktest
 KTEST_BUILD := $(PWD)/$(shell sh scripts/modbuild.sh '$(KVER)' $(KTEST_DIR))
 
-export SNAA_KVER := $(KVER)
+# What the VM targets run first: everything, built for the VM's kernel.
+VM_ALL = $(MAKE) all KVER=$(VM_KVER)
+# ... and how they call the scripts that boot it.
+VM_ENV = SNAA_KVER=$(VM_KVER)
 
 .PHONY: all modules provider unit selftests ktest common install modules_install \
 	naaice wcubuf dkms-install check check-full check-deps check-host check-vm \
-	check-compat check-debug demo demo-naaice demo-wcubuf deps \
+	check-compat check-debug demo demo-naaice demo-wcubuf deps kdir \
 	style sparse clean help bench bench-naaice bench-wcubuf fuzz soak
 
 all: modules provider unit selftests ktest common naaice wcubuf
 
+# No build tree for KVER: say how to get one rather than what make says.
+kdir:
+	@test -d '$(KDIR)' || { \
+	  echo "snaa: no build tree for kernel $(KVER) at $(KDIR): install its" \
+	    "headers (Debian, Ubuntu: linux-headers-$(KVER); Fedora:" \
+	    "kernel-devel-$(KVER)), or build for another kernel with KVER=" \
+	    "(one of: $$(ls /lib/modules | xargs)) or KDIR=" >&2; \
+	  exit 1; }
+
 help:
 	@awk 'NR < 3 { next } /^#/ { print; next } { exit }' Makefile
 
-modules:
+modules: kdir
 	@sh scripts/modbuild.sh --prepare '$(KVER)' >/dev/null
 	$(MAKE) -C $(KDIR) M=$(MOD_BUILD) W=1 modules
 
@@ -86,11 +102,11 @@ selftests:
 	$(MAKE) -C selftests/snaa
 
 # The in-kernel consumer test module, for the test VM only.
-ktest:
+ktest: kdir
 	@sh scripts/modbuild.sh --prepare '$(KVER)' $(KTEST_DIR) >/dev/null
 	$(MAKE) -C $(KDIR) M=$(KTEST_BUILD) W=1 modules
 
-sparse:
+sparse: kdir
 	@sh scripts/modbuild.sh --prepare '$(KVER)' >/dev/null
 	@sh scripts/modbuild.sh --prepare '$(KVER)' $(KTEST_DIR) >/dev/null
 	$(MAKE) -C $(KDIR) M=$(MOD_BUILD) W=1 C=2 modules
@@ -120,45 +136,52 @@ check-deps:
 	SNAA_BACKPORTS=$${SNAA_BACKPORTS:-1} sh scripts/deps.sh
 
 check: check-deps
-	$(MAKE) all
-	sh scripts/check.sh
+	$(VM_ALL)
+	$(VM_ENV) sh scripts/check.sh
 
 # make check with every VM test on 6.1 and 6.12 and every repeat (longer
 # than CI allows; scripts/check.sh says what make check leaves out).
 check-full: check-deps
-	$(MAKE) all
-	sh scripts/check.sh full
+	$(VM_ALL)
+	$(VM_ENV) sh scripts/check.sh full
 
-check-host: all
-	sh scripts/check.sh host
+check-host:
+	$(VM_ALL)
+	$(VM_ENV) sh scripts/check.sh host
 
-check-vm: all
-	sh scripts/check.sh vm
+check-vm:
+	$(VM_ALL)
+	$(VM_ENV) sh scripts/check.sh vm
 
-check-compat: all
-	sh scripts/check.sh compat
+check-compat:
+	$(VM_ALL)
+	$(VM_ENV) sh scripts/check.sh compat
 
 # The VM tests on the debug kernel (built once per machine, cached in
 # /var/cache/snaa; scripts/debug-kernel.sh).
-check-debug: all
-	sh scripts/check.sh debug
+check-debug:
+	$(VM_ALL)
+	$(VM_ENV) sh scripts/check.sh debug
 
 # selftests/snaa/soak.sh on the debug kernel for SOAK_MINUTES.
 SOAK_MINUTES ?= 30
-soak: all
-	SNAA_SOAK_SECONDS=$$(($(SOAK_MINUTES) * 60)) sh scripts/check.sh soak
+soak:
+	$(VM_ALL)
+	$(VM_ENV) SNAA_SOAK_SECONDS=$$(($(SOAK_MINUTES) * 60)) sh scripts/check.sh soak
 
 # bench.sh builds what it measures itself (and still measures rxe and the
 # UDP ceiling if the snaa build fails).
 bench:
-	bench/bench.sh; rc=$$?; $(MAKE) bench-naaice bench-wcubuf && exit $$rc
+	$(VM_ENV) bench/bench.sh; rc=$$?; $(MAKE) bench-naaice bench-wcubuf && exit $$rc
 
-bench-naaice: all
-	selftests/vm/run --mem 3072 --timeout 3000 -- sh bench/naaice.sh
+bench-naaice:
+	$(VM_ALL)
+	$(VM_ENV) selftests/vm/run --mem 3072 --timeout 3000 -- sh bench/naaice.sh
 
 # WCU.BUF streaming (wcubuf-send -> wcubuf-emu) next to ib_write_bw -c UC
-bench-wcubuf: all
-	selftests/vm/run --timeout 1800 -- sh bench/wcubuf.sh
+bench-wcubuf:
+	$(VM_ALL)
+	$(VM_ENV) selftests/vm/run --timeout 1800 -- sh bench/wcubuf.sh
 
 # Longer runs than make check's: FUZZ_SECONDS per target, the corpus kept
 # in build/fuzz/corpus/, crash reproducers in build/fuzz/crashes/.
@@ -166,14 +189,16 @@ fuzz:
 	$(MAKE) -C tests/fuzz fuzz
 
 demo: deps
-	$(MAKE) all
-	selftests/vm/run -- sh -c 'sh selftests/demo/snaa.sh && sh selftests/demo/naaice.sh && sh selftests/demo/wcubuf.sh'
+	$(VM_ALL)
+	$(VM_ENV) selftests/vm/run -- sh -c 'sh selftests/demo/snaa.sh && sh selftests/demo/naaice.sh && sh selftests/demo/wcubuf.sh'
 
-demo-naaice: all
-	selftests/vm/run -- sh selftests/demo/naaice.sh
+demo-naaice:
+	$(VM_ALL)
+	$(VM_ENV) selftests/vm/run -- sh selftests/demo/naaice.sh
 
-demo-wcubuf: all
-	selftests/vm/run -- sh selftests/demo/wcubuf.sh
+demo-wcubuf:
+	$(VM_ALL)
+	$(VM_ENV) selftests/vm/run -- sh selftests/demo/wcubuf.sh
 
 clean:
 	if [ -d $(MOD_BUILD) ]; then $(MAKE) -C $(KDIR) M=$(MOD_BUILD) clean; fi

@@ -43,8 +43,8 @@ say() {
 export SNAA_KVER=${SNAA_KVER:-$(sh scripts/kver.sh)}
 
 if [[ ${SNAA_BENCH_NOBUILD:-0} != 1 ]]; then
-	say "building module and provider (make -s modules provider)"
-	if ! make -s modules provider >"$results/.build.log" 2>&1 ||
+	say "building module and provider (make -s modules provider KVER=$SNAA_KVER)"
+	if ! make -s modules provider KVER="$SNAA_KVER" >"$results/.build.log" 2>&1 ||
 	   ! sh scripts/modroot.sh >>"$results/.build.log" 2>&1; then
 		tail -n 20 "$results/.build.log" >&2
 		say "snaa build failed: measuring rxe and UDP only (snaa cells FAILED)"
