@@ -8,7 +8,8 @@
 #
 #   host    unit tests, fuzz targets (regression inputs, then a fixed
 #           number of runs from a fixed seed), provider, libnaaice and
-#           libwcubuf tests on the host
+#           libwcubuf tests on the host; the feature index of
+#           Documentation/testing.rst (scripts/test-index.sh --check)
 #   kbuild  W=1 + sparse build of snaa.ko from scratch for the default
 #           kernel and for every compat kernel (scripts/kbuild-check.sh,
 #           under build/kcheck/: the VM tests' modules stay as they are)
@@ -305,6 +306,7 @@ stage_host() {
 	suite common make -s -C userspace/common check
 	suite naaice make -s -C userspace/libnaaice check
 	suite wcubuf make -s -C userspace/libwcubuf check
+	suite test-index sh scripts/test-index.sh --check
 }
 
 stage_kbuild() {

@@ -58,6 +58,8 @@
 # ABUSE_SECONDS (default 12), ABUSE_ITERATIONS (default 3000),
 # ABUSE_RACE_SECONDS (8), ABUSE_KILL_SEED (4), ABUSE_KILL_AFTER (10),
 # ABUSE_ARGS (more abuser options, e.g. "--threads 8"), ABUSE_KMEMLEAK=1.
+#
+# Features: hostile, doorbell
 set -u
 
 UC_HERE=$(cd "$(dirname "$0")" && pwd)

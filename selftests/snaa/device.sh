@@ -15,6 +15,8 @@
 #  +-------------------------------------+     +-----------------------+
 #
 # Runs as root inside the test VM: selftests/vm/run sh selftests/snaa/device.sh
+#
+# Features: device
 set -u
 . "$(dirname "$0")/lib.sh"
 

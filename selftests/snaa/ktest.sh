@@ -10,6 +10,8 @@
 # module reported no failure.  Runs as root inside the test VM:
 #
 #     selftests/vm/run --timeout 300 -- sh selftests/snaa/ktest.sh
+#
+# Features: kernel
 set -u
 
 UC_HERE=$(cd "$(dirname "$0")" && pwd)

@@ -31,6 +31,8 @@
 #
 # Output: KTAP.  Exit status: 0 iff every check passed, 1 otherwise,
 # 2 usage error, 4 (skip) if the setup is impossible here.
+#
+# Features: hostile, limits
 set -u
 
 UC_HERE=$(cd "$(dirname "$0")" && pwd)

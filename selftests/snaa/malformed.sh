@@ -41,6 +41,8 @@
 # prebuilt binaries; else selftests/snaa/rawpkt (uc_target) if up to date
 # (make -C selftests/snaa), else built into a temporary directory: lib.sh's
 # snaa_build.
+#
+# Features: hostile, wire
 set -u
 
 MF_HERE=$(cd "$(dirname "$0")" && pwd)

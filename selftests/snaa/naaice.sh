@@ -26,6 +26,8 @@
 # snaa runs only if a probe RPC succeeds on it (RC and rdma_cm support);
 # otherwise they are reported as skipped, with the probe's output.
 # NAAICE_VALGRIND=0 leaves out the valgrind runs on rdma_rxe.
+#
+# Features: naaice, rc, rdma_cm, interop
 set -u
 
 UC_HERE=$(cd "$(dirname "$0")" && pwd)

@@ -57,6 +57,8 @@
 #
 # Exit status: 0 iff every KTAP test passed, 1 otherwise, 4 (skip) if
 # python3-pyverbs is missing or the setup is impossible.
+#
+# Features: verbs, interop
 set -u
 
 UC_HERE=$(cd "$(dirname "$0")" && pwd)

@@ -42,6 +42,8 @@
 #
 # Options: --repeat N.  Output: KTAP.  Exit status: 0 iff every check
 # passed, 1 otherwise, 2 usage error, 4 (skip) if the setup is impossible.
+#
+# Features: hostile, teardown
 set -u
 
 UC_HERE=$(cd "$(dirname "$0")" && pwd)

@@ -30,6 +30,8 @@
 # Environment: UC_NETEM=/path/to/uc_netem to use a prebuilt binary; else
 # selftests/snaa/uc_netem if it is up to date (make -C selftests/snaa),
 # else it is built into a temporary directory (lib.sh's snaa_build).
+#
+# Features: uc, netem
 set -u
 
 UC_HERE=$(cd "$(dirname "$0")" && pwd)

@@ -99,14 +99,23 @@ void vu_diag(const char *fmt, ...)
 	va_end(ap);
 }
 
+/* "" at the top level, four spaces in a subtest (vu_ktap_subtest()) */
+static const char *ktap_indent = "";
+
+void vu_ktap_subtest(void)
+{
+	ktap_indent = "    ";
+}
+
 void vu_diag_flush(void)
 {
 	int i;
 
 	for (i = 0; i < diag_n; i++)
-		printf("# %s\n", diag_lines[i]);
+		printf("%s# %s\n", ktap_indent, diag_lines[i]);
 	if (diag_lost)
-		printf("# (%d more diagnostics suppressed)\n", diag_lost);
+		printf("%s# (%d more diagnostics suppressed)\n", ktap_indent,
+		       diag_lost);
 	diag_n = diag_lost = 0;
 }
 
@@ -118,7 +127,7 @@ void vu_report(bool ok, const char *fmt, ...)
 	ktap_n++;
 	if (!ok)
 		ktap_failed++;
-	printf("%sok %u - ", ok ? "" : "not ", ktap_n);
+	printf("%s%sok %u - ", ktap_indent, ok ? "" : "not ", ktap_n);
 	va_start(ap, fmt);
 	vprintf(fmt, ap);
 	va_end(ap);

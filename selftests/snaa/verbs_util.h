@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
  * verbs_util - what the snaa verbs test programs (uc_test, verbs_test,
- * uc_netem) share: opening a device and picking its RoCE v2 GID, UC QP
+ * uc_netem, ...) share: opening a device and picking its RoCE v2 GID, UC QP
  * creation and the RESET -> INIT -> RTR -> RTS connection without a CM,
  * registered buffers, polling completion queues, comparing data, the
  * device's hw counters and KTAP output.
@@ -78,6 +78,13 @@ void vu_report(bool ok, const char *fmt, ...)
 /* Results reported so far, and how many of them failed. */
 unsigned int vu_reported(void);
 unsigned int vu_failed(void);
+
+/*
+ * From now on, print results and diagnostics as a KTAP subtest, indented
+ * by four spaces: the checks of one named test of a kselftest_harness
+ * program, whose own result line follows them.
+ */
+void vu_ktap_subtest(void);
 
 /*
  * The KTAP plan "1..N" and a "# P passed, F failed, T s" summary (T:

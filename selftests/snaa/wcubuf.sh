@@ -31,6 +31,8 @@
 # retransmitted once); the emulator killed mid-stream (the worker gives up
 # with exit 1 and says why); no emulator at all (exit 3); the worker on
 # rdma_rxe; finally "rmmod snaa".
+#
+# Features: wcubuf, netem, interop
 set -u
 
 UC_HERE=$(cd "$(dirname "$0")" && pwd)

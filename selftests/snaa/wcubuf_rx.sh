@@ -13,6 +13,8 @@
 #
 # Exit status: 0 iff every run passed, 1 otherwise, 4 (skip) if the
 # setup is impossible here.
+#
+# Features: wcubuf
 set -u
 
 UC_HERE=$(cd "$(dirname "$0")" && pwd)

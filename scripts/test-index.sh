@@ -1,0 +1,135 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#
+# The feature -> test index of Documentation/testing.rst, generated from
+# the tests' names:
+#
+#   - each VM test script in TEST_PROGS of selftests/snaa/Makefile names
+#     its features on a "# Features: a, b" line of its header;
+#   - each named test of verbs_test (selftests/snaa/verbs_test.c, a
+#     DEV_TEST, PAIR_TEST or TEST_F_TIMEOUT line) names its feature in a
+#     comment after it: "PAIR_TEST(srq, case_srq)	/* srq */".
+#
+#   scripts/test-index.sh            print the index (reStructuredText)
+#   scripts/test-index.sh --update   write it into Documentation/testing.rst,
+#                                    between its two ".. test-index" lines
+#   scripts/test-index.sh --check    KTAP: is testing.rst's index current,
+#                                    does every test name a known feature?
+#
+# Exit status: 0, 1 (--check: stale or unknown feature), 2 usage error.
+set -eu
+cd "$(dirname "$0")/.."
+
+doc=Documentation/testing.rst
+dir=selftests/snaa
+
+# The features, in the order of the index, and what each is.
+features='device|devices, ports, GIDs, sysfs, asynchronous events, module load
+verbs|verbs objects, arguments and limits
+qp_state|the QP state machine, modify_qp, flush on ERR
+cq|completion queues: events, overflow, the extended CQ
+uc|Unreliable Connected data path
+rc|Reliable Connected data path: ACKs, retransmission, READ
+atomics|atomics and the READ/atomic resources of RC
+ud|Unreliable Datagram, address handles
+srq|shared receive queues
+mw|memory windows
+doorbell|the doorbell method
+rdma_cm|connections through rdma_cm (rping, perftest -R)
+kernel|in-kernel consumers (kernel verbs)
+wcubuf|the WCU.BUF receive mode and its emulation
+naaice|the NAAICE library and software NAA
+interop|against rdma_rxe, a peer no one here wrote
+perf|perftest bandwidth and latency
+netem|impaired links: loss, reordering, duplication, corruption
+wire|the receive path on malformed and mutated packets
+hostile|hostile input: packets, user space, resource exhaustion
+limits|resource limits and large numbers of objects
+teardown|devices, netdevs, namespaces and the module removed under load'
+
+# "feature test" pairs, one per line.
+pairs() {
+	for t in $(sed -n 's/^TEST_PROGS *:= *//p' "$dir/Makefile"); do
+		sed -n 's/^# Features: *//p' "$dir/$t" | tr ',' '\n' |
+			while read -r f; do
+				[ -n "$f" ] && echo "$f $t"
+			done
+	done
+	# verbs_test: "pair" tests run in two variants
+	sed -n 's/^\(DEV\|PAIR\)_TEST(\([a-z_0-9]*\),.*\/\* *\([a-z_]*\) *\*\/$/\1 \2 \3/p
+		s/^TEST_F_TIMEOUT(\([a-z]*\), \([a-z_0-9]*\),.*\/\* *\([a-z_]*\) *\*\/$/\1 \2 \3/p' \
+		"$dir/verbs_test.c" |
+		while read -r fx name f; do
+			case $fx in
+			DEV | dev) echo "$f verbs_test:dev.$name" ;;
+			*) echo "$f verbs_test:pair.$name" ;;
+			esac
+		done
+}
+
+index() {
+	p=$(pairs)
+	echo "=============  =========================================================="
+	echo "feature        tests"
+	echo "=============  =========================================================="
+	printf '%s\n' "$features" | while IFS='|' read -r f what; do
+		scripts=$(printf '%s\n' "$p" | awk -v f="$f" '$1 == f && $2 !~ /^verbs_test:/ { printf "%s``%s``", s, $2; s = ", " }')
+		named=$(printf '%s\n' "$p" | awk -v f="$f" '$1 == f && $2 ~ /^verbs_test:/ { sub(/^verbs_test:/, "", $2); printf "%s``%s``", s, $2; s = ", " }')
+		list=$scripts
+		if [ -n "$named" ]; then
+			list="${list:+$list; }verbs_test: $named"
+		fi
+		[ -n "$list" ] || list="(none)"
+		printf '%s\n' "$what: $list" | fold -s -w 58 | awk -v f="$f" '
+			NR == 1 { printf "%-13s  %s\n", "``" f "``", $0; next }
+			{ printf "%-13s  %s\n", "", $0 }' | sed 's/ *$//'
+	done
+	echo "=============  =========================================================="
+}
+
+# unknown: the features the tests name that the list above does not know.
+unknown() {
+	known=$(printf '%s\n' "$features" | cut -d'|' -f1)
+	pairs | while read -r f t; do
+		printf '%s\n' "$known" | grep -qx "$f" || echo "$t: $f"
+	done
+}
+
+# current: testing.rst with the index between its markers replaced.
+current() {
+	idx=$(index)
+	awk -v idx="$idx" '
+		/^\.\. test-index-begin/ { print; print ""; print idx; print ""; skip = 1; next }
+		/^\.\. test-index-end/ { skip = 0 }
+		!skip' "$doc"
+}
+
+case ${1:-} in
+"") index ;;
+--update)
+	grep -q '^\.\. test-index-begin' "$doc" ||
+		{ echo "test-index: no '.. test-index-begin' line in $doc" >&2; exit 1; }
+	current >"$doc.new" && mv "$doc.new" "$doc"
+	;;
+--check)
+	echo "KTAP version 1"
+	echo "1..2"
+	bad=$(unknown)
+	if [ -z "$bad" ]; then
+		echo "ok 1 - every test names a known feature"
+	else
+		printf '%s\n' "$bad" | sed 's/^/# unknown feature: /'
+		echo "not ok 1 - every test names a known feature"
+	fi
+	if current | cmp -s - "$doc"; then
+		echo "ok 2 - $doc's feature index is current"
+	else
+		current | diff -u "$doc" - | sed 's/^/# /' | head -n 40
+		echo "# run scripts/test-index.sh --update"
+		echo "not ok 2 - $doc's feature index is current"
+	fi
+	[ -z "$bad" ] && current | cmp -s - "$doc" || exit 1
+	;;
+-h | --help) sed -n '3,/^set -eu/p' "$0" | sed '$d; s/^# \{0,1\}//' ;;
+*) echo "usage: $0 [--update|--check]" >&2; exit 2 ;;
+esac
