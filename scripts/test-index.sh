@@ -6,9 +6,10 @@
 #
 #   - each VM test script in TEST_PROGS of selftests/snaa/Makefile names
 #     its features on a "# Features: a, b" line of its header;
-#   - each named test of verbs_test (selftests/snaa/verbs_test.c, a
-#     DEV_TEST, PAIR_TEST or TEST_F_TIMEOUT line) names its feature in a
-#     comment after it: "PAIR_TEST(srq, case_srq)	/* srq */".
+#   - each named test of verbs_test and rc_test (selftests/snaa/*.c,
+#     kselftest_harness: a DEV_TEST, PAIR_TEST, RC_TEST or TEST_F_TIMEOUT
+#     line) names its feature in a comment after it:
+#     "PAIR_TEST(srq, case_srq)	/* srq */".
 #
 #   scripts/test-index.sh            print the index (reStructuredText)
 #   scripts/test-index.sh --update   write it into Documentation/testing.rst,
@@ -55,16 +56,16 @@ pairs() {
 				[ -n "$f" ] && echo "$f $t"
 			done
 	done
-	# verbs_test: "pair" tests run in two variants
-	sed -n 's/^\(DEV\|PAIR\)_TEST(\([a-z_0-9]*\),.*\/\* *\([a-z_]*\) *\*\/$/\1 \2 \3/p
-		s/^TEST_F_TIMEOUT(\([a-z]*\), \([a-z_0-9]*\),.*\/\* *\([a-z_]*\) *\*\/$/\1 \2 \3/p' \
-		"$dir/verbs_test.c" |
-		while read -r fx name f; do
-			case $fx in
-			DEV | dev) echo "$f verbs_test:dev.$name" ;;
-			*) echo "$f verbs_test:pair.$name" ;;
-			esac
-		done
+	# the named tests of the kselftest_harness programs: FIXTURE.TEST
+	for prog in verbs_test rc_test; do
+		sed -n 's/^\([A-Z]*\)_TEST(\([a-z_0-9]*\),.*\/\* *\([a-z_]*\) *\*\/$/\1 \2 \3/p
+			s/^TEST_F_TIMEOUT(\([a-z]*\), \([a-z_0-9]*\),.*\/\* *\([a-z_]*\) *\*\/$/\1 \2 \3/p' \
+			"$dir/$prog.c" |
+			while read -r fx name f; do
+				fx=$(printf '%s' "$fx" | tr 'A-Z' 'a-z')
+				echo "$f $prog:$fx.$name"
+			done
+	done
 }
 
 index() {
@@ -73,12 +74,17 @@ index() {
 	echo "feature        tests"
 	echo "=============  =========================================================="
 	printf '%s\n' "$features" | while IFS='|' read -r f what; do
-		scripts=$(printf '%s\n' "$p" | awk -v f="$f" '$1 == f && $2 !~ /^verbs_test:/ { printf "%s``%s``", s, $2; s = ", " }')
-		named=$(printf '%s\n' "$p" | awk -v f="$f" '$1 == f && $2 ~ /^verbs_test:/ { sub(/^verbs_test:/, "", $2); printf "%s``%s``", s, $2; s = ", " }')
-		list=$scripts
-		if [ -n "$named" ]; then
-			list="${list:+$list; }verbs_test: $named"
-		fi
+		list=$(printf '%s\n' "$p" | awk -v f="$f" '
+			$1 != f { next }
+			$2 !~ /:/ { printf "%s``%s``", s, $2; s = ", "; next }
+			{	split($2, a, ":")
+				if (a[1] != prog) {
+					printf "%s%s: ", s ? "; " : "", a[1]
+					prog = a[1]
+				} else
+					printf ", "
+				printf "``%s``", a[2]
+				s = ", " }')
 		[ -n "$list" ] || list="(none)"
 		printf '%s\n' "$what: $list" | fold -s -w 58 | awk -v f="$f" '
 			NR == 1 { printf "%-13s  %s\n", "``" f "``", $0; next }

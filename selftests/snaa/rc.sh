@@ -17,14 +17,14 @@
 #            IBV_WC_RETRY_EXC_ERR and flush, "rmmod snaa" must succeed)
 #   interop  rdma_rxe (rxe0, initial namespace) <-> snaa1: rc_test with
 #            each as the requester A, a responder slower than the ACK
-#            timeout (case 9) both ways, rping with each as the server
+#            timeout (rc.slow) both ways, rping with each as the server
 #   netem    snaa0 <-> snaa1 with the link impaired (tc netem on both
 #            veth ends: loss 1 % and 5 %, reordering, duplication 5 %,
 #            corruption 0.5 %): the 64 MiB stream arrives exact, every
 #            WR completes once, and the retransmit, duplicate and drop
 #            counters move as the impairment predicts; and the error
 #            and fixed-loss cases with every packet 5 ms late; a responder
-#            slower than the ACK timeout (case 9)
+#            slower than the ACK timeout (rc.slow)
 #
 # Output: one KTAP document per run, preceded by a "# ==== ..." line.
 # Exit status: 0 iff every run passed, 1 otherwise, 2 usage error, 4
@@ -180,8 +180,8 @@ rc_peer_loss() {
 	) &
 	pl_pid=$!
 	snaa_run 200 "$DEV_B deleted during a stream" "$RC_TEST" \
-		--dev-a "$DEV_A" --dev-b "$DEV_B" --cases 7 --stream 4294967296 \
-		--expect-peer-loss
+		--dev-a "$DEV_A" --dev-b "$DEV_B" --tests rc.stream \
+		--stream 4294967296 --expect-peer-loss
 	wait "$pl_pid"
 	cleanup_snaa
 	rc_doc "rmmod snaa after the peer loss" rmmod_doc
@@ -207,11 +207,11 @@ rc_netem_run() {
 # as rc_test's --netem-expect EXPECT says.
 rc_netem_stream() {
 	# shellcheck disable=SC2086 # RC_NETEM_ARGS is a list
-	rc_netem_run "netem $1" "$2" --cases 7 $RC_NETEM_ARGS \
+	rc_netem_run "netem $1" "$2" --tests rc.stream $RC_NETEM_ARGS \
 		--netem-expect "$3"
 }
 
-# rc_slow A B: rc_test's case 9, A the requester, with every packet on
+# rc_slow A B: rc_test's rc.slow, A the requester, with every packet on
 # the link (veth0 in NS_A, veth1 in NS_B) late by more than A's local ACK
 # timeout (200 ms against 67 ms; 1.5 s against 1.07 s with
 # SNAA_RC_QUICK), so that every READ is requested again while the
@@ -227,14 +227,14 @@ rc_slow() {
 		{ snaa_runs_failed=$((snaa_runs_failed + 1)); return; }
 	# shellcheck disable=SC2086 # rs_args is a list
 	snaa_run 600 "slow responder: A=$1 B=$2, every packet $rs_delay late" \
-		"$RC_TEST" --dev-a "$1" --dev-b "$2" --cases 9 --link-delay \
+		"$RC_TEST" --dev-a "$1" --dev-b "$2" --tests rc.slow --link-delay \
 		$rs_args
 	rc_in "${NS_A:-}" tc qdisc del dev veth0 root 2>/dev/null
 	rc_in "$NS_B" tc qdisc del dev veth1 root 2>/dev/null
 }
 
 # rc_affinity_doc: rc_test's unsignaled fetch & adds over loopback on
-# DEV_A (case 6), the process pinned to CPU 0: the doorbell hands such a
+# DEV_A (rc.atomics), the process pinned to CPU 0: the doorbell hands such a
 # send queue to a work item on another CPU (verbs.rst, Loopback), but
 # only to one the poster may run on.  workqueue_execute_start events say
 # where snaa_sq_work ran.
@@ -252,13 +252,13 @@ rc_affinity_doc() {
 	echo 1 >"$ra_ev"
 	echo 1 >"$ra_t/tracing_on"
 	ra_out=$(taskset -c 0 timeout -k 5 "$(snaa_secs 300)" "$RC_TEST" \
-		--dev-a "$DEV_A" --dev-b "$DEV_A" --cases 6 2>&1)
+		--dev-a "$DEV_A" --dev-b "$DEV_A" --tests rc.atomics 2>&1)
 	ra_rc=$?
 	echo 0 >"$ra_t/tracing_on"
 	echo 0 >"$ra_ev"
 	ra_all=$(grep -c 'function snaa_sq_work' "$ra_t/trace")
 	ra_cpu0=$(grep 'function snaa_sq_work' "$ra_t/trace" | grep -c '\[000\]')
-	check_eq "rc_test case 6 over loopback, pinned to CPU 0: exit 0" \
+	check_eq "rc_test rc.atomics over loopback, pinned to CPU 0: exit 0" \
 		"$ra_rc" 0
 	[ "$ra_rc" = 0 ] || printf '%s\n' "$ra_out" | tail -n 20 | sed 's/^/# /'
 	check_eq "the send queue work ran on CPU 0 only ($ra_all runs)" \
@@ -269,13 +269,15 @@ rc_affinity_doc() {
 # rc_snaa_more: IPv6, loopback and path MTU 1024.
 rc_snaa_more() {
 	snaa_run 300 "$DEV_A<->$DEV_B IPv6" "$RC_TEST" \
-		--dev-a "$DEV_A" --dev-b "$DEV_B" --ipv6 --cases 1,2,7 \
-		--stream 16777216
+		--dev-a "$DEV_A" --dev-b "$DEV_B" --ipv6 \
+		--tests rc.matrix,rc.errors,rc.stream --stream 16777216
 	snaa_run 300 "$DEV_A loopback" "$RC_TEST" --dev-a "$DEV_A" \
-		--dev-b "$DEV_A" --cases 1,2,3,5,6,7 --stream 16777216
+		--dev-b "$DEV_A" \
+		--tests rc.matrix,rc.errors,rc.rnr,rc.rd_atomic,rc.atomics,rc.stream \
+		--stream 16777216
 	snaa_run 300 "$DEV_A<->$DEV_B path MTU 1024" "$RC_TEST" \
 		--dev-a "$DEV_A" --dev-b "$DEV_B" --mtu 1024 \
-		--cases 1,5,7 --stream 16777216
+		--tests rc.matrix,rc.rd_atomic,rc.stream --stream 16777216
 }
 
 rc_main() {
@@ -362,7 +364,7 @@ rc_main() {
 		# restart window after a timeout, then waits for the ACK.
 		# shellcheck disable=SC2086 # RC_QUICK_ARGS is a list
 		rc_netem_run "errors and fixed losses, delay 5 ms" "delay 5ms" \
-			--cases 2,8 --link-delay $RC_QUICK_ARGS
+			--tests rc.errors,rc.loss --link-delay $RC_QUICK_ARGS
 		rc_slow "$DEV_A" "$DEV_B"
 		"cleanup_$setup"
 		;;

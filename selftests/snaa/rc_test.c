@@ -4,61 +4,66 @@
  * error statuses, RNR, retry, READ/atomic limits, atomics under
  * contention and a long checked stream.
  *
- * One process opens devices A and B (possibly the same device:
- * loopback) and connects RC QPs between them directly (no CM).  Cases:
+ * Named tests (kselftest_harness, vu_harness.h) of fixture "rc": each
+ * runs in a process of its own, opens devices A and B (possibly the same
+ * device: loopback) and connects RC QPs between them directly (no CM).
  *
- *  1 matrix    SEND, SEND with immediate, RDMA WRITE, WRITE with
+ *  rc.matrix   SEND, SEND with immediate, RDMA WRITE, WRITE with
  *              immediate and RDMA READ of 0, 1, 63, 64, MTU-1, MTU,
  *              MTU+1 bytes, 64 KiB, 1 MiB and 16 MiB, with 1 SGE and with
  *              3 unequal SGEs in 3 MRs on both sides; compare & swap
  *              (equal and not) and fetch & add; A->B and B->A.  Every
  *              byte, the guard bytes around the target and every field
  *              of every completion are checked.
- *  2 errors    remote access (bad R_Key, READ beyond the MR, no
+ *  rc.errors   remote access (bad R_Key, READ beyond the MR, no
  *              REMOTE_WRITE on the QP), invalid request (SEND longer than
  *              the receive WR, misaligned atomic), remote operational
  *              error (receive WR with a bad lkey), local protection (bad
  *              lkey, READ into memory without LOCAL_WRITE, alone and
  *              behind a WRITE awaiting its ACK): the statuses
  *              the IBA defines, the WR behind flushed, both QPs' states
- *  3 rnr       no receive WR: rnr_retry 7 waits until one is posted;
+ *  rc.rnr      no receive WR: rnr_retry 7 waits until one is posted;
  *              rnr_retry 1 gives IBV_WC_RNR_RETRY_EXC_ERR
- *  4 retry     the responder's QP in ERR (it drops everything): retry_cnt
+ *  rc.retry    the responder's QP in ERR (it drops everything): retry_cnt
  *              local ACK timeouts, then IBV_WC_RETRY_EXC_ERR
- *  5 rd_atomic max_rd_atomic 1 serialises 8 READs; a responder with
+ *  rc.rd_atomic
+ *              max_rd_atomic 1 serialises 8 READs; a responder with
  *              max_dest_rd_atomic 1 answers the first of 4 outstanding
  *              READs, then NAKs the next (IBV_WC_REM_INV_REQ_ERR; the
  *              rest is flushed); a SEND with IBV_SEND_FENCE from the
  *              buffer an RDMA READ fills carries the bytes read
- *  6 atomics   a CPU thread and remote fetch & adds increment the same
+ *  rc.atomics  a CPU thread and remote fetch & adds increment the same
  *              counter concurrently: the sum is exact, every remote
  *              result distinct; then fetch & adds posted unsignaled
  *              (every 16th signaled, 48 outstanding): results exactly
  *              0 .. N-1, the signaled completions once each, in order
- *  8 loss      packets lost at fixed places (snaa's debugfs tx_fault_skip
+ *  rc.loss     packets lost at fixed places (snaa's debugfs tx_fault_skip
  *              and tx_fault_drop): A's last WRITE packet, B's ACK, a
  *              middle packet; every retransmission, timeout, NAK,
  *              duplicate and gap drop counted as predicted (where timing
  *              decides a number, the relation between the counters)
- *  9 slow      a responder slower than the local ACK timeout (the caller
+ *  rc.slow     a responder slower than the local ACK timeout (the caller
  *              delays every packet past it: --link-delay): 16 MiB READs
  *              whose request goes out again while the responder answers
  *              it, so that the responder sends it twice and what is
  *              posted next waits behind the replay; every WR completes
  *              successfully with exact data, A timed out (snaa: counted)
- *  7 stream    --stream BYTES (default 64 MiB) of SEND, WRITE WITH IMM and
+ *  rc.stream   --stream BYTES (default 64 MiB) of SEND, WRITE WITH IMM and
  *              READ messages of random sizes, 16 outstanding, each checked;
  *              every WR completes exactly once, in order
  *
- * --expect-peer-loss (with case 7): device B is removed during the
+ * --expect-peer-loss (with rc.stream): device B is removed during the
  * stream (by the caller): A's WR must then complete with
  * IBV_WC_RETRY_EXC_ERR, the rest flushed, within the time limit.
  *
- * Output: KTAP.  Exit status: 0 all checks passed, 1 a check or the
- * setup failed, 2 usage error, 4 (skip) a device is missing.
+ * Every test but rc.slow runs unless --tests names the ones to run;
+ * rc.slow runs with --link-delay only.  Output: the harness's TAP, each
+ * test's checks a KTAP subtest before its result line.  Exit status: 0
+ * no test failed, 1 a test failed, 2 usage error.
  *
- * Build: make -C selftests/snaa rc_test (rc_test.c, verbs_util.c and
- * userspace/common/snaa_opt.c; -libverbs -lpthread)
+ * Build: make -C selftests/snaa rc_test (rc_test.c, verbs_util.c,
+ * userspace/common; -libverbs -lpthread; kselftest_harness.h as
+ * verbs_test)
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -76,6 +81,7 @@
 
 #include "snaa_opt.h"
 #include "verbs_util.h"
+#include "vu_harness.h"
 
 #define MIB		(1024 * 1024)
 #define MAX_MSG		(16 * MIB)
@@ -89,11 +95,9 @@
 			 IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC)
 #define QP_WR		64
 #define CQ_DEPTH	256
-#define NCASES		9
 
 static struct {
 	struct vu_dev a, b;
-	bool run[NCASES + 1];
 	double timeout;
 	unsigned long long stream;
 	bool peer_loss;
@@ -115,7 +119,7 @@ static uint32_t psn_seed = 0xfffe00;	/* the PSNs wrap early */
 static void usage(FILE *f)
 {
 	fprintf(f,
-"Usage: rc_test --dev-a NAME --dev-b NAME [--cases LIST] [--mtu BYTES]\n"
+"Usage: rc_test --dev-a NAME --dev-b NAME [--tests LIST] [--mtu BYTES]\n"
 "               [--stream BYTES] [--max-msg BYTES] [--expect-peer-loss]\n"
 "               [--timeout S]\n"
 "\n"
@@ -124,52 +128,45 @@ static void usage(FILE *f)
 "contention, a long checked stream.  Output is KTAP.\n"
 "\n"
 VU_PAIR_USAGE
-"  --cases LIST          comma-separated case numbers (default: 1-8):\n"
-"                        1 matrix, 2 errors, 3 rnr, 4 retry, 5 rd_atomic\n"
-"                        and fences,\n"
-"                        6 atomics, 7 stream, 8 fixed loss (snaa only),\n"
-"                        9 slow responder (with --link-delay)\n"
+"  --tests LIST          comma-separated tests to run (default: all but\n"
+"                        rc.slow): rc.matrix, rc.errors, rc.rnr,\n"
+"                        rc.retry, rc.rd_atomic (and fences), rc.atomics,\n"
+"                        rc.stream, rc.loss (snaa only), rc.slow (with\n"
+"                        --link-delay)\n"
 "  --mtu BYTES           path MTU (default: the ports' active MTU)\n"
-"  --stream BYTES        bytes case 7 moves (default 64 MiB)\n"
-"  --max-msg BYTES       case 1's largest message, 1 MiB to 16 MiB (default\n"
-"                        16 MiB; a smaller one for slow kernels)\n"
-"  --expect-peer-loss    case 7: device B goes away during the stream;\n"
+"  --stream BYTES        bytes rc.stream moves (default 64 MiB)\n"
+"  --max-msg BYTES       rc.matrix's largest message, 1 MiB to 16 MiB\n"
+"                        (default 16 MiB; a smaller one for slow kernels)\n"
+"  --expect-peer-loss    rc.stream: device B goes away during the stream;\n"
 "                        A must see IBV_WC_RETRY_EXC_ERR, then flushes\n"
 "  --ack-timeout N       the QPs' local ACK timeout, 4.096 us << N\n"
 "                        (default 14, 67 ms, one more per doubling of\n"
-"                        $SNAA_TIME_SCALE; case 4 uses its own): a\n"
+"                        $SNAA_TIME_SCALE; rc.retry uses its own): a\n"
 "                        longer one for slow kernels (KASAN)\n"
-"  --netem-expect WHAT   case 7 runs over a link the caller impairs with\n"
+"  --netem-expect WHAT   rc.stream runs over a link the caller impairs with\n"
 "                        netem; afterwards the counters of two snaa\n"
 "                        devices must show it: retransmits (A's\n"
 "                        rc_retransmits), duplicates (B's\n"
 "                        rc_duplicate_requests), icrc (drop_bad_icrc of\n"
 "                        A or B) or any (no counter)\n"
 "  --link-delay          the caller delays every packet on the link by\n"
-"                        milliseconds (netem delay): case 8 then knows\n"
+"                        milliseconds (netem delay): rc.loss then knows\n"
 "                        how many packets A sends again after a timeout\n"
 "                        before the first ACK comes back\n"
 "  --timeout S           deadline per completion (default 30 times\n"
 "                        $SNAA_TIME_SCALE)\n"
 "  --help                show this help\n"
 "\n"
-"Exit status: 0 all checks passed, 1 a check or the setup failed, 2\n"
-"usage error, 4 a device is missing (skip).\n");
-}
-
-static void add_case(const char *tok, void *ctx)
-{
-	(void)ctx;
-	opt.run[opt_int("--cases", tok, 1, NCASES)] = true;
+"Exit status: 0 no test failed, 1 a test failed, 2 usage error.\n");
 }
 
 static void parse_args(int argc, char **argv)
 {
-	enum { O_CASES = VU_OPT_NEXT, O_MTU, O_STREAM, O_PEER_LOSS,
+	enum { O_TESTS = VU_OPT_NEXT, O_MTU, O_STREAM, O_PEER_LOSS,
 	       O_TIMEOUT, O_NETEM, O_ACK_TIMEOUT, O_LINK_DELAY, O_MAX_MSG };
 	static const struct option lopts[] = {
 		VU_PAIR_OPTIONS,
-		{ "cases", required_argument, NULL, O_CASES },
+		{ "tests", required_argument, NULL, O_TESTS },
 		{ "mtu", required_argument, NULL, O_MTU },
 		{ "stream", required_argument, NULL, O_STREAM },
 		{ "max-msg", required_argument, NULL, O_MAX_MSG },
@@ -182,17 +179,13 @@ static void parse_args(int argc, char **argv)
 		{ NULL, 0, NULL, 0 }
 	};
 	bool timeout_given = false;
-	int c, i;
+	int c;
 
-	/* all but 9, which needs the caller's delay on the link */
-	for (i = 1; i < NCASES; i++)
-		opt.run[i] = true;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "h", lopts, NULL)) != -1) {
 		switch (c) {
-		case O_CASES:
-			memset(opt.run, 0, sizeof(opt.run));
-			opt_list(optarg, "--cases", add_case, NULL);
+		case O_TESTS:
+			vu_tests = optarg;
 			break;
 		case O_MTU:
 			opt.mtu = vu_mtu_option("--mtu", optarg);
@@ -458,7 +451,7 @@ static bool expect_state(const char *what, struct ibv_qp *qp,
 	return false;
 }
 
-/* ---- case 1: the matrix ----------------------------------------------------- */
+/* ---- rc.matrix: the matrix ----------------------------------------------- */
 
 enum kind { K_SEND, K_SEND_IMM, K_WRITE, K_WRITE_IMM, K_READ };
 static const char *const kind_name[] = {
@@ -593,7 +586,7 @@ static void case_matrix(void)
 	int dir, k, nsg;
 	size_t i;
 
-	printf("# case 1: matrix (A %s, B %s, path MTU %u)\n", opt.a.name,
+	printf("# matrix (A %s, B %s, path MTU %u)\n", opt.a.name,
 	       opt.b.name, mtu);
 	if (!pair_open(&a, &b, ACCESS)) {
 		vu_report(false, "matrix: setup");
@@ -628,7 +621,7 @@ static void case_matrix(void)
 	ep_close(&b);
 }
 
-/* ---- case 2: errors ---------------------------------------------------------- */
+/* ---- rc.errors: errors --------------------------------------------------- */
 
 /*
  * Post @op from A (with the given remote address/key), then a SEND that
@@ -743,7 +736,7 @@ out:
 
 static void case_errors(void)
 {
-	printf("# case 2: errors\n");
+	printf("# errors\n");
 	error_case("RDMA WRITE with a bad R_Key", ACCESS, IBV_WR_RDMA_WRITE,
 		   false, false, false, 0, true, IBV_WC_REM_ACCESS_ERR, 0,
 		   IBV_QPS_ERR);
@@ -811,7 +804,7 @@ static void case_read_local_prot(bool behind)
 	ep_close(&b);
 }
 
-/* ---- case 3: RNR ---------------------------------------------------------------- */
+/* ---- rc.rnr: RNR --------------------------------------------------------- */
 
 static void case_rnr(void)
 {
@@ -820,7 +813,7 @@ static void case_rnr(void)
 	struct ep a, b;
 	bool ok;
 
-	printf("# case 3: RNR\n");
+	printf("# RNR\n");
 	vu_rc.rnr_retry = 7;
 	vu_rc.min_rnr_timer = 4;	/* 0.04 ms: many NAKs */
 	if (!pair_open(&a, &b, ACCESS)) {
@@ -875,7 +868,7 @@ out:
 	vu_rc.min_rnr_timer = 12;
 }
 
-/* ---- case 4: retry --------------------------------------------------------------- */
+/* ---- rc.retry: retry ----------------------------------------------------- */
 
 static void case_retry(void)
 {
@@ -884,7 +877,7 @@ static void case_retry(void)
 	double t0;
 	bool ok;
 
-	printf("# case 4: retry\n");
+	printf("# retry\n");
 	vu_rc.timeout = 10;	/* 4 ms, rounded up to 50 ms by snaa */
 	vu_rc.retry_cnt = 2;
 	if (!pair_open(&a, &b, ACCESS)) {
@@ -913,7 +906,7 @@ out:
 	vu_rc.retry_cnt = 7;
 }
 
-/* ---- case 5: READ/atomic limits ------------------------------------------------ */
+/* ---- rc.rd_atomic: READ/atomic limits ------------------------------------ */
 
 static void case_rd_atomic(void)
 {
@@ -922,7 +915,7 @@ static void case_rd_atomic(void)
 	bool ok = true;
 	int i, errs = 0, flushed = 0, good = 0;
 
-	printf("# case 5: READ/atomic limits\n");
+	printf("# READ/atomic limits\n");
 	vu_rc.max_rd_atomic = 1;
 	if (!pair_open(&a, &b, ACCESS)) {
 		vu_report(false, "rd_atomic: setup");
@@ -1063,7 +1056,7 @@ static void case_fence(void)
 	ep_close(&b);
 }
 
-/* ---- case 6: atomics under contention ------------------------------------------ */
+/* ---- rc.atomics: atomics under contention -------------------------------- */
 
 #define ATOMIC_N	4000
 
@@ -1170,7 +1163,7 @@ static void case_atomics(void)
 	int posted = 0, done = 0, i, n;
 	bool ok = true;
 
-	printf("# case 6: atomics under contention\n");
+	printf("# atomics under contention\n");
 	if (!pair_open(&a, &b, ACCESS)) {
 		vu_report(false, "atomics: setup");
 		return;
@@ -1242,7 +1235,7 @@ out:
 	ep_close(&b);
 }
 
-/* ---- case 7: stream ---------------------------------------------------------------- */
+/* ---- rc.stream: stream --------------------------------------------------- */
 
 #define SLOTS		16
 #define SLOT		MIB
@@ -1334,7 +1327,7 @@ static void case_stream(void)
 	bool ok = true, lost = false;
 	double t0 = vu_now();
 
-	printf("# case 7: stream of %llu bytes\n", opt.stream);
+	printf("# stream of %llu bytes\n", opt.stream);
 	if (!pair_open(&a, &b, ACCESS)) {
 		vu_report(false, "stream: setup");
 		return;
@@ -1488,7 +1481,7 @@ static void case_stream(void)
 	ep_close(&b);
 }
 
-/* ---- case 8: losses at fixed places ------------------------------------------- */
+/* ---- rc.loss: losses at fixed places ------------------------------------- */
 
 #define LOSS_PKTS	32
 /*
@@ -1592,7 +1585,7 @@ static void case_loss(void)
 	struct ep a, b;
 	bool ok;
 
-	printf("# case 8: losses at fixed places\n");
+	printf("# losses at fixed places\n");
 	if (a_is_rxe || b_is_rxe) {
 		vu_report(true, "loss: # SKIP needs two snaa devices (debugfs "
 			  "fault injection)");
@@ -1667,7 +1660,7 @@ static void case_loss(void)
 	ep_close(&b);
 }
 
-/* ---- case 9: a slow responder ---------------------------------------------- */
+/* ---- rc.slow: a slow responder ------------------------------------------- */
 
 /*
  * Every packet on the link is late by more than the local ACK timeout
@@ -1686,7 +1679,7 @@ static void case_slow(void)
 	struct ep a, b;
 	size_t i;
 
-	printf("# case 9: slow responder (A %s, B %s)\n", opt.a.name,
+	printf("# slow responder (A %s, B %s)\n", opt.a.name,
 	       opt.b.name);
 	if (!opt.link_delay) {
 		vu_report(false, "slow: needs --link-delay (a delay on the link "
@@ -1720,68 +1713,125 @@ static void case_slow(void)
 	ep_close(&b);
 }
 
-int main(int argc, char **argv)
+/* ---- the tests ------------------------------------------------------------ */
+
+/* Under KASAN and TCG a test may take minutes; the VM's budget is the limit. */
+#define RC_TIMEOUT	1800
+
+FIXTURE(rc) {
+	bool open;		/* opt.a and opt.b are open */
+};
+
+FIXTURE_SETUP(rc)
+{
+}
+
+FIXTURE_TEARDOWN(rc)
+{
+	if (self->open) {
+		vu_dev_close(&opt.b);
+		vu_dev_close(&opt.a);
+	}
+}
+
+/*
+ * Devices A and B of the options, into opt.a and opt.b (this test's
+ * process's): 0, 1 if one is missing (the test is skipped), -1 if the
+ * setup failed (said on stderr).
+ */
+static int rc_open(void)
 {
 	struct ibv_device **list;
-	double t0 = vu_now();
 	int ndev = 0, ret;
 
-	setvbuf(stdout, NULL, _IOLBF, 0);
-	/* vu_rc's default (14), scaled as verbs_test's */
-	opt.ack_timeout = vu_ack_timeout(vu_rc.timeout);
-	parse_args(argc, argv);
-	vu_rc.timeout = (uint8_t)opt.ack_timeout;
-	printf("KTAP version 1\n");
-	printf("# rc_test: A=%s B=%s\n", opt.a.name, opt.b.name);
 	list = ibv_get_device_list(&ndev);
-	if (!list) {
-		printf("1..0 # SKIP no RDMA devices\n");
-		return VU_EXIT_SKIP;
-	}
+	if (!list)
+		return 1;
 	ret = vu_dev_open(&opt.a, list, ndev);
 	if (!ret)
 		ret = vu_dev_open(&opt.b, list, ndev);
 	ibv_free_device_list(list);
-	if (ret) {
-		if (ret == VU_EXIT_SKIP)
-			printf("1..0 # SKIP device missing\n");
-		return ret == VU_EXIT_SKIP ? VU_EXIT_SKIP : 1;
-	}
+	if (ret == VU_EXIT_SKIP)
+		return 1;
+	if (ret)
+		return -1;
 	g_mtu = opt.mtu ? vu_mtu_enum(opt.mtu) : vu_path_mtu(&opt.a, &opt.b);
 	a_is_rxe = !strncmp(opt.a.name, "rxe", 3);
 	b_is_rxe = !strncmp(opt.b.name, "rxe", 3);
 	printf("# A: %s GID[%d] %s, B: %s GID[%d] %s, path MTU %d\n",
 	       opt.a.name, opt.a.gid_idx, opt.a.gid_str, opt.b.name,
 	       opt.b.gid_idx, opt.b.gid_str, vu_mtu_bytes(g_mtu));
+	return 0;
+}
 
-	if (opt.run[1])
-		case_matrix();
-	if (opt.run[2]) {
-		case_errors();
-		case_read_local_prot(false);
-		case_read_local_prot(true);
-	}
-	if (opt.run[3])
-		case_rnr();
-	if (opt.run[4])
-		case_retry();
-	if (opt.run[5]) {
-		case_rd_atomic();
-		case_fence();
-	}
-	if (opt.run[6]) {
-		case_atomics();
-		atomics_unsignaled();
-	}
-	if (opt.run[7])
-		case_stream();
-	if (opt.run[8])
-		case_loss();
-	if (opt.run[9])
-		case_slow();
+/* In a test of fixture rc: open the devices, or skip or fail the test. */
+#define RC_OPEN() do {							\
+		int ret_ = rc_open();					\
+									\
+		if (ret_ > 0)						\
+			SKIP(return, "device %s or %s missing",		\
+			     opt.a.name, opt.b.name);			\
+		ASSERT_EQ(0, ret_);					\
+		self->open = true;					\
+	} while (0)
 
-	ret = vu_ktap_finish(t0);
-	vu_dev_close(&opt.a);
-	vu_dev_close(&opt.b);
-	return ret;
+/*
+ * A test of fixture rc: @call as a subtest.  The comment after each test
+ * names its feature for Documentation/testing.rst's index.
+ */
+#define RC_TEST(name, call)						\
+	TEST_F_TIMEOUT(rc, name, RC_TIMEOUT)				\
+	{								\
+		VU_SELECT("rc." #name);					\
+		RC_OPEN();						\
+		VU_CHECKS(call);					\
+	}
+
+static void errors_all(void)
+{
+	case_errors();
+	case_read_local_prot(false);
+	case_read_local_prot(true);
+}
+
+static void rd_atomic_all(void)
+{
+	case_rd_atomic();
+	case_fence();
+}
+
+static void atomics_all(void)
+{
+	case_atomics();
+	atomics_unsignaled();
+}
+
+RC_TEST(matrix, case_matrix())	/* rc */
+RC_TEST(errors, errors_all())	/* rc */
+RC_TEST(rnr, case_rnr())	/* rc */
+RC_TEST(retry, case_retry())	/* rc */
+RC_TEST(rd_atomic, rd_atomic_all())	/* atomics */
+RC_TEST(atomics, atomics_all())	/* atomics */
+RC_TEST(stream, case_stream())	/* rc */
+RC_TEST(loss, case_loss())	/* rc */
+
+/* Needs the caller's delay on the link: with --link-delay only. */
+TEST_F_TIMEOUT(rc, slow, RC_TIMEOUT)	/* rc */
+{
+	VU_SELECT("rc.slow");
+	if (!opt.link_delay)
+		SKIP(return, "not selected (--tests): needs --link-delay");
+	RC_OPEN();
+	VU_CHECKS(case_slow());
+}
+
+int main(int argc, char **argv)
+{
+	vu_harness_init();
+	/* vu_rc's default (14), scaled as verbs_test's */
+	opt.ack_timeout = vu_ack_timeout(vu_rc.timeout);
+	parse_args(argc, argv);
+	vu_rc.timeout = (uint8_t)opt.ack_timeout;
+	printf("# rc_test: A=%s B=%s\n", opt.a.name, opt.b.name);
+	return vu_harness_run(argv[0]);
 }

@@ -166,16 +166,15 @@ sk_loop() {
 }
 
 sk_loop rc 'timeout -k 10 600 "$RC_TEST" --dev-a snaa0 --dev-b snaa1 \
-	--cases 7 --stream 16777216 --ack-timeout 18 --netem-expect any'
+	--tests rc.stream --stream 16777216 --ack-timeout 18 --netem-expect any'
 sk_loop uc 'timeout -k 10 600 "$UC_TEST" --dev-a snaa0 --dev-b snaa0 \
 	--timeout 120 --sizes 0,1,64,mtu-1,mtu,mtu+1,64K'
 # SNAA_TIME_SCALE=16 gives verbs_test's RC QPs a local ACK timeout of 1 s,
 # as rc_test's: behind the rc loop's stream the link's queue delays a
 # packet by more than eight of the default 67 ms timeouts, and pair.mw's
 # QPs then rightly ended in RETRY_EXC_ERR.
-sk_loop ud 'SNAA_TIME_SCALE=16 VERBS_DEV_A=snaa0 VERBS_DEV_B=snaa1 \
-	VERBS_TESTS="pair.address_handles pair.mw" \
-	timeout -k 10 600 "$VERBS_TEST"'
+sk_loop ud 'SNAA_TIME_SCALE=16 timeout -k 10 600 "$VERBS_TEST" \
+	--dev-a snaa0 --dev-b snaa1 --tests pair.address_handles,pair.mw'
 sk_loop fuzzer 'ip netns exec snaa-a timeout -k 10 600 "$RAWPKT" \
 	--dev veth0 --dmac "$MAC1" --saddr 198.18.0.1 --daddr 198.18.0.2 \
 	--qpn "$(field qpn "$T1_INFO")" --psn "$(field psn "$T1_INFO")" \

@@ -49,13 +49,12 @@ vt_main() {
 	# 4600 QPs and 8700 MRs (dev.crowd skipped), which takes minutes
 	# under KASAN; there teardown.sh's 2000 QPs chain the QP table, and
 	# 6.1 and 6.12 run the crowd itself.
-	VERBS_NO_CROWD=0
-	[ "${SNAA_VERBS_QUICK:-0}" = 1 ] && VERBS_NO_CROWD=1
-	VERBS_DEV_A=$DEV_A
-	VERBS_DEV_B=$DEV_B
-	export VERBS_DEV_A VERBS_DEV_B VERBS_NO_CROWD
+	vt_quick=
+	[ "${SNAA_VERBS_QUICK:-0}" = 1 ] && vt_quick=--no-crowd
 	# The limit only keeps a hanging run inside the VM's --timeout.
-	snaa_run 480 "A=$DEV_A B=$DEV_B" "$VERBS_TEST"
+	# shellcheck disable=SC2086 # empty or one option
+	snaa_run 480 "$DEV_A<->$DEV_B" "$VERBS_TEST" --dev-a "$DEV_A" \
+		--dev-b "$DEV_B" $vt_quick
 
 	echo "# ==== verbs.sh summary:$snaa_run_summary"
 	cleanup_snaa

@@ -28,7 +28,7 @@
  *  dev.crowd          4602 QPs and 8702 MRs (more than snaa's lookup tables
  *                     have buckets): distinct numbers and keys, and SENDs
  *                     to the QPs and MRs created first and last arrive
- *                     byte-exact (VERBS_NO_CROWD=1 skips it)
+ *                     byte-exact (--no-crowd skips it)
  *  dev.doorbell       the doorbell method rings only the caller's own QPs'
  *                     queues (EINVAL for another context's, the GSI QP, a
  *                     destroyed one's number, a reserved bit, the RQ of a
@@ -97,14 +97,12 @@
  * byte_len only where they are defined (not for flush errors of send
  * WRs).
  *
- * The harness owns the command line; the devices come from the
- * environment: VERBS_DEV_A and VERBS_DEV_B (RDMA device names; a test
- * whose device is missing is skipped), VERBS_TESTS (the tests to run,
- * e.g. "pair.srq dev.objects"; default all), VERBS_NO_CROWD=1
- * (dev.crowd skipped: minutes under KASAN), SNAA_TIME_SCALE (a slow
- * machine).
- * Output is the harness's TAP; exit status 0 iff no test failed, 1
- * otherwise, 2 for a command line argument.
+ * Options: --dev-a and --dev-b (a test whose device is missing is
+ * skipped), --tests LIST (e.g. "pair.srq,dev.objects"; the others are
+ * skipped), --no-crowd (dev.crowd skipped: minutes under KASAN); see
+ * --help.  SNAA_TIME_SCALE gives a slow machine more time.  Output is the
+ * harness's TAP (vu_harness.h); exit status 0 iff no test failed, 1
+ * otherwise, 2 usage error.
  *
  * Build: make -C selftests/snaa verbs_test (verbs_test.c, verbs_util.c,
  * userspace/common, with -libverbs; kselftest_harness.h from the kernel
@@ -128,13 +126,9 @@
 #include <infiniband/verbs.h>
 #include <rdma/ib_user_verbs.h>
 
+#include "snaa_opt.h"
 #include "verbs_util.h"
-
-/* the kernel's harness: not written for -Wextra */
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wunused-parameter"
-#include "kselftest_harness.h"
-#pragma GCC diagnostic pop
+#include "vu_harness.h"
 
 #define CQ_DEPTH	256
 #define QP_ACCESS	(IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE)
@@ -214,11 +208,66 @@ static bool failed_with(const char *what, const void *obj, int err, int want)
 	return true;
 }
 
-/* ---- the environment ---------------------------------------------------- */
+/* ---- options ------------------------------------------------------------- */
 
 static struct {
-	bool no_crowd;			/* VERBS_NO_CROWD=1 */
-} opt;
+	struct vu_dev a, b;		/* --dev-a, --gid-a, --ipv6, ... */
+	bool no_crowd;			/* --no-crowd */
+} opt = { .a = VU_DEV_INIT('A'), .b = VU_DEV_INIT('B') };
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+"Usage: verbs_test --dev-a NAME [--gid-a IDX] --dev-b NAME [--gid-b IDX]\n"
+"                  [--ipv6] [--tests LIST] [--no-crowd] [--help]\n"
+"\n"
+"Verbs semantics of snaa as named tests (kselftest_harness): fixture\n"
+"\"dev\" on device A alone, fixture \"pair\" between A and B (variant\n"
+"\"two\") and on A with itself (variant \"loopback\"); port 1, RoCE v2,\n"
+"no CM.  The file's header lists what each test checks.  Output: TAP,\n"
+"each test's checks a KTAP subtest before its result line.\n"
+"\n"
+VU_PAIR_USAGE
+"  --tests LIST          comma-separated tests to run, e.g.\n"
+"                        dev.objects,pair.srq (both variants of a pair\n"
+"                        test); the others are skipped (default: all)\n"
+"  --no-crowd            skip dev.crowd (4600 QPs and 8700 MRs, more\n"
+"                        than the lookup tables have buckets): for a slow\n"
+"                        kernel whose other tests chain the tables\n"
+"  --help                show this help\n"
+"\n"
+"Exit status: 0 no test failed, 1 a test failed, 2 usage error.\n");
+}
+
+static void parse_args(int argc, char **argv)
+{
+	enum { O_TESTS = VU_OPT_NEXT, O_NO_CROWD };
+	static const struct option lopts[] = {
+		VU_PAIR_OPTIONS,
+		{ "tests", required_argument, NULL, O_TESTS },
+		{ "no-crowd", no_argument, NULL, O_NO_CROWD },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 }
+	};
+	int c;
+
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "h", lopts, NULL)) != -1) {
+		switch (c) {
+		case O_TESTS:
+			vu_tests = optarg;
+			break;
+		case O_NO_CROWD:
+			opt.no_crowd = true;
+			break;
+		default:
+			if (!vu_pair_option(c, optarg, &opt.a, &opt.b))
+				opt_help_or_error(c, argv, usage);
+		}
+	}
+	opt_no_operands(argc, argv);
+	vu_pair_options_check(&opt.a, &opt.b);
+}
 
 /* ---- endpoints: a QP with its CQs, buffer and MR ------------------------- */
 
@@ -4492,88 +4541,52 @@ static void case_mw(struct vu_dev *da, struct vu_dev *db)
 #define VT_TIMEOUT	900
 
 /*
- * Open device VERBS_DEV_<label> as @d: 0, or a reason in @why to skip the
- * test (no such variable or device), or -1 (the setup failed; said on
- * stderr).
+ * Open @d (a copy of --dev-X's settings): 0, 1 if the device is missing
+ * (the test is skipped), -1 if the setup failed (said on stderr).
  */
-static int vt_open(struct vu_dev *d, char label, char *why, size_t len)
+static int vt_open(struct vu_dev *d, const struct vu_dev *tmpl)
 {
-	char var[] = "VERBS_DEV_A";
 	struct ibv_device **list;
 	int ndev, ret;
 
-	var[sizeof(var) - 2] = label;
-	*d = (struct vu_dev)VU_DEV_INIT(label);
-	d->name = getenv(var);
-	if (!d->name || !*d->name) {
-		snprintf(why, len, "%s is not set", var);
-		return 1;
-	}
+	*d = *tmpl;
 	list = ibv_get_device_list(&ndev);
 	if (!list) {
-		snprintf(why, len, "no RDMA devices (%s)", strerror(errno));
+		fprintf(stderr, "verbs_test: ibv_get_device_list: %s (is "
+			"ib_uverbs loaded?)\n", strerror(errno));
 		return 1;
 	}
 	ret = vu_dev_open(d, list, ndev);
 	ibv_free_device_list(list);
-	if (ret == VU_EXIT_SKIP) {
-		snprintf(why, len, "device %s not found", d->name);
+	if (ret == VU_EXIT_SKIP)
 		return 1;
-	}
 	return ret ? -1 : 0;
 }
-
-/*
- * VERBS_TESTS="dev.objects pair.mw ...": run only these tests (both
- * variants of a pair test); the others are skipped.  Unset: all.
- */
-static bool vt_selected(const char *name)
-{
-	const char *sel = getenv("VERBS_TESTS"), *p;
-	size_t n = strlen(name);
-
-	if (!sel || !*sel)
-		return true;
-	for (p = sel; (p = strstr(p, name)); p += n)
-		if ((p == sel || p[-1] == ' ') && (!p[n] || p[n] == ' '))
-			return true;
-	return false;
-}
-
-/*
- * The checks of one test: a KTAP subtest; the test fails if one of them
- * failed.
- */
-#define VT_CHECKS(call) do {						\
-		vu_ktap_subtest();					\
-		call;							\
-		vu_diag_flush();					\
-		EXPECT_EQ(0U, vu_failed());				\
-	} while (0)
 
 /* ---- dev: device A alone ---- */
 
 FIXTURE(dev) {
-	bool ready;		/* the device is open: run the test */
-	struct vu_dev a;
+	struct vu_dev a;	/* open in the test, closed at teardown */
 };
 
 FIXTURE_SETUP(dev)
 {
-	char why[128];
-	int ret = vt_open(&self->a, 'A', why, sizeof(why));
-
-	if (ret > 0)
-		SKIP(return, "%s", why);
-	ASSERT_EQ(0, ret);
-	g_mtu = vu_path_mtu(&self->a, &self->a);
-	self->ready = true;
 }
 
 FIXTURE_TEARDOWN(dev)
 {
 	vu_dev_close(&self->a);
 }
+
+/* In a test of fixture dev: open A, or skip or fail the test. */
+#define DEV_OPEN() do {							\
+		int ret_ = vt_open(&self->a, &opt.a);			\
+									\
+		if (ret_ > 0)						\
+			SKIP(return, "device %s not found", opt.a.name); \
+		ASSERT_EQ(0, ret_);					\
+		g_mtu = vu_path_mtu(&self->a, &self->a);		\
+	} while (0)
 
 /*
  * A test of fixture dev: @fn(&self->a) as a subtest.  The comment after
@@ -4583,10 +4596,9 @@ FIXTURE_TEARDOWN(dev)
 #define DEV_TEST(name, fn)						\
 	TEST_F_TIMEOUT(dev, name, VT_TIMEOUT)				\
 	{								\
-		if (!vt_selected("dev." #name))				\
-			SKIP(return, "not in VERBS_TESTS");		\
-		if (self->ready)					\
-			VT_CHECKS(fn(&self->a));			\
+		VU_SELECT("dev." #name);				\
+		DEV_OPEN();						\
+		VU_CHECKS(fn(&self->a));				\
 	}
 
 DEV_TEST(objects, case_objects)	/* verbs */
@@ -4598,19 +4610,17 @@ DEV_TEST(loopback_hijack, hardening_loopback)	/* hostile */
 
 TEST_F_TIMEOUT(dev, crowd, VT_TIMEOUT)	/* limits */
 {
-	if (!vt_selected("dev.crowd"))
-		SKIP(return, "not in VERBS_TESTS");
+	VU_SELECT("dev.crowd");
 	if (opt.no_crowd)
-		SKIP(return, "VERBS_NO_CROWD=1: minutes under KASAN");
-	if (self->ready)
-		VT_CHECKS(hardening_crowd(&self->a, &self->a));
+		SKIP(return, "--no-crowd: minutes under KASAN");
+	DEV_OPEN();
+	VU_CHECKS(hardening_crowd(&self->a, &self->a));
 }
 
 /* ---- pair: A and B, or A with itself ---- */
 
 FIXTURE(pair) {
-	bool ready;		/* both devices are open: run the test */
-	struct vu_dev a, b;
+	struct vu_dev a, b;	/* open in the test, closed at teardown */
 };
 
 FIXTURE_VARIANT(pair) {
@@ -4627,16 +4637,6 @@ FIXTURE_VARIANT_ADD(pair, loopback) {
 
 FIXTURE_SETUP(pair)
 {
-	char why[128];
-	int ret = vt_open(&self->a, 'A', why, sizeof(why));
-
-	if (!ret && !variant->loopback)
-		ret = vt_open(&self->b, 'B', why, sizeof(why));
-	if (ret > 0)
-		SKIP(return, "%s", why);
-	ASSERT_EQ(0, ret);
-	g_mtu = vu_path_mtu(&self->a, variant->loopback ? &self->a : &self->b);
-	self->ready = true;
 }
 
 FIXTURE_TEARDOWN(pair)
@@ -4645,15 +4645,28 @@ FIXTURE_TEARDOWN(pair)
 	vu_dev_close(&self->a);
 }
 
+/* In a test of fixture pair: open A and B, or skip or fail the test. */
+#define PAIR_OPEN() do {						\
+		int ret_ = vt_open(&self->a, &opt.a);			\
+									\
+		if (!ret_ && !variant->loopback)			\
+			ret_ = vt_open(&self->b, &opt.b);		\
+		if (ret_ > 0)						\
+			SKIP(return, "device %s or %s not found",	\
+			     opt.a.name, opt.b.name);			\
+		ASSERT_EQ(0, ret_);					\
+		g_mtu = vu_path_mtu(&self->a, variant->loopback ?	\
+				    &self->a : &self->b);		\
+	} while (0)
+
 /* A test of fixture pair: @fn(A, B) as a subtest (B is A on loopback). */
 #define PAIR_TEST(name, fn)						\
 	TEST_F_TIMEOUT(pair, name, VT_TIMEOUT)				\
 	{								\
-		if (!vt_selected("pair." #name))			\
-			SKIP(return, "not in VERBS_TESTS");		\
-		if (self->ready)					\
-			VT_CHECKS(fn(&self->a, variant->loopback ?	\
-					       &self->a : &self->b));	\
+		VU_SELECT("pair." #name);				\
+		PAIR_OPEN();						\
+		VU_CHECKS(fn(&self->a, variant->loopback ?		\
+				       &self->a : &self->b));		\
 	}
 
 PAIR_TEST(qp_states, case_states)	/* qp_state */
@@ -4675,30 +4688,8 @@ PAIR_TEST(mw, case_mw)	/* mw */
 
 int main(int argc, char **argv)
 {
-	const char *v;
-
-	if (argc > 1) {
-		bool help = !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help");
-
-		fprintf(help ? stdout : stderr,
-"Usage: VERBS_DEV_A=NAME VERBS_DEV_B=NAME [VERBS_TESTS=\"NAME ...\"]\n"
-"       [VERBS_NO_CROWD=1] verbs_test\n"
-"\n"
-"Verbs semantics of snaa as named tests (kselftest_harness): fixture\n"
-"\"dev\" on device A alone, fixture \"pair\" between A and B (variant\n"
-"\"two\") and on A with itself (variant \"loopback\"); port 1, RoCE v2,\n"
-"no CM.  VERBS_TESTS runs only the tests it names (\"dev.objects\n"
-"pair.srq\", both variants of a pair test); VERBS_NO_CROWD=1 skips\n"
-"dev.crowd (4600 QPs and 8700 MRs); SNAA_TIME_SCALE gives a slow\n"
-"machine more time.  The file's header lists what each test checks.\n"
-"Output: TAP, each test's checks a KTAP subtest before its result\n"
-"line.\n"
-"\n"
-"Exit status: 0 no test failed, 1 a test failed, 2 usage error.\n");
-		return help ? 0 : 2;
-	}
-	v = getenv("VERBS_NO_CROWD");
-	opt.no_crowd = v && !strcmp(v, "1");
+	vu_harness_init();
+	parse_args(argc, argv);
 	/*
 	 * On a slow machine (SNAA_TIME_SCALE), completions may take longer
 	 * and the RC QPs' local ACK timeout grows with it, as rc_test's: a
@@ -4707,10 +4698,7 @@ int main(int argc, char **argv)
 	 */
 	g_time_scale = vu_time_scale();
 	vu_rc.timeout = (uint8_t)vu_ack_timeout(vu_rc.timeout);
-	/* each test is a child process: no line may be printed twice */
-	setvbuf(stdout, NULL, _IOLBF, 0);
-	printf("# verbs_test: A=%s B=%s\n",
-	       getenv("VERBS_DEV_A") ? getenv("VERBS_DEV_A") : "(unset)",
-	       getenv("VERBS_DEV_B") ? getenv("VERBS_DEV_B") : "(unset)");
-	return test_harness_run(argc, argv);
+	printf("# verbs_test: verbs semantics, A=%s B=%s\n", opt.a.name,
+	       opt.b.name);
+	return vu_harness_run(argv[0]);
 }
