@@ -1780,6 +1780,7 @@ static int rc_open(void)
  * names its feature for Documentation/testing.rst's index.
  */
 #define RC_TEST(name, call)						\
+	VU_NAMED(rc, name)						\
 	TEST_F_TIMEOUT(rc, name, RC_TIMEOUT)				\
 	{								\
 		VU_SELECT("rc." #name);					\
@@ -1816,6 +1817,7 @@ RC_TEST(stream, case_stream())	/* rc */
 RC_TEST(loss, case_loss())	/* rc */
 
 /* Needs the caller's delay on the link: with --link-delay only. */
+VU_NAMED(rc, slow)
 TEST_F_TIMEOUT(rc, slow, RC_TIMEOUT)	/* rc */
 {
 	VU_SELECT("rc.slow");

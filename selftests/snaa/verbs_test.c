@@ -4594,6 +4594,7 @@ FIXTURE_TEARDOWN(dev)
  * (scripts/test-index.sh).
  */
 #define DEV_TEST(name, fn)						\
+	VU_NAMED(dev, name)						\
 	TEST_F_TIMEOUT(dev, name, VT_TIMEOUT)				\
 	{								\
 		VU_SELECT("dev." #name);				\
@@ -4608,6 +4609,7 @@ DEV_TEST(random_numbers, hardening_random)	/* hostile */
 DEV_TEST(doorbell, hardening_doorbell)	/* doorbell */
 DEV_TEST(loopback_hijack, hardening_loopback)	/* hostile */
 
+VU_NAMED(dev, crowd)
 TEST_F_TIMEOUT(dev, crowd, VT_TIMEOUT)	/* limits */
 {
 	VU_SELECT("dev.crowd");
@@ -4661,6 +4663,7 @@ FIXTURE_TEARDOWN(pair)
 
 /* A test of fixture pair: @fn(A, B) as a subtest (B is A on loopback). */
 #define PAIR_TEST(name, fn)						\
+	VU_NAMED(pair, name)						\
 	TEST_F_TIMEOUT(pair, name, VT_TIMEOUT)				\
 	{								\
 		VU_SELECT("pair." #name);				\

@@ -30,6 +30,28 @@
 /* --tests LIST: the names of the tests to run (comma-separated); NULL: all */
 static const char *vu_tests;
 
+/* The names of the program's tests, "FIXTURE.TEST" (VU_NAMED). */
+#define VU_MAX_NAMES	128
+static const char *vu_names[VU_MAX_NAMES];
+static unsigned int vu_n_names;
+
+static inline void vu_register_name(const char *name)
+{
+	if (vu_n_names < VU_MAX_NAMES)
+		vu_names[vu_n_names++] = name;
+}
+
+/*
+ * Next to each TEST_F: its name, for checking --tests.  (A variant does
+ * not count: --tests names a test of every variant.)
+ */
+#define VU_NAMED(fixture, test)						\
+	static void __attribute__((constructor))			\
+	vu_name_##fixture##_##test(void)				\
+	{								\
+		vu_register_name(#fixture "." #test);			\
+	}
+
 /*
  * Is test @name ("FIXTURE.TEST") selected by --tests?  A test that is not
  * is skipped (the kernel 6.1 harness cannot select tests itself).
@@ -85,7 +107,28 @@ static inline void vu_harness_init(void)
 static inline int vu_harness_run(char *argv0)
 {
 	char *argv[] = { argv0, NULL };
+	const char *p = vu_tests, *e;
+	unsigned int i;
 
+	/* every name --tests gives must be one of ours: else exit 2 */
+	while (p && *p) {
+		e = strchr(p, ',');
+		if (!e)
+			e = p + strlen(p);
+		for (i = 0; i < vu_n_names; i++)
+			if (strlen(vu_names[i]) == (size_t)(e - p) &&
+			    !strncmp(vu_names[i], p, (size_t)(e - p)))
+				break;
+		if (i == vu_n_names) {
+			fprintf(stderr, "%s: --tests: no test named '%.*s'; "
+				"the tests:", argv0, (int)(e - p), p);
+			for (i = 0; i < vu_n_names; i++)
+				fprintf(stderr, " %s", vu_names[i]);
+			fputc('\n', stderr);
+			return 2;
+		}
+		p = *e ? e + 1 : e;
+	}
 	fflush(stdout);
 	fflush(stderr);
 	return test_harness_run(1, argv);
