@@ -116,6 +116,40 @@ static bool a_is_rxe;			/* A is rdma_rxe: its quirks below */
 static bool b_is_rxe;			/* B is rdma_rxe */
 static uint32_t psn_seed = 0xfffe00;	/* the PSNs wrap early */
 
+/*
+ * On a failure: the RC counters of A and B (snaa devices) that say what
+ * the requester and the responder saw, as diagnostics of the check that
+ * reports it.  They count since the device was added.
+ */
+static void rc_counters_diag(void)
+{
+	static const char *const names[] = {
+		"rc_timeouts", "rc_retransmits", "rc_retry_exceeded",
+		"rc_seq_naks_rcvd", "rc_err_naks_rcvd", "rc_rnr_naks_rcvd",
+		"rc_duplicate_requests", "rc_seq_naks_sent", "rc_err_naks_sent",
+		"drop_psn_gap", "drop_bad_sequence",
+	};
+	const struct vu_dev *d[2] = { &opt.a, &opt.b };
+	const bool rxe[2] = { a_is_rxe, b_is_rxe };
+	char line[512];
+	size_t i, o;
+	int k;
+
+	for (k = 0; k < 2; k++) {
+		if (rxe[k] || (k && !strcmp(d[1]->name, d[0]->name)))
+			continue;
+		o = (size_t)snprintf(line, sizeof(line), "counters of %s:",
+				     d[k]->name);
+		for (i = 0; i < sizeof(names) / sizeof(names[0]) &&
+			    o < sizeof(line); i++)
+			o += (size_t)snprintf(line + o, sizeof(line) - o,
+					      " %s=%lld", names[i],
+					      vu_read_counter(d[k]->name,
+							      names[i]));
+		vu_diag("%s", line);
+	}
+}
+
 static void usage(FILE *f)
 {
 	fprintf(f,
@@ -1002,6 +1036,8 @@ static void case_rd_atomic(void)
 	}
 	ok = ok && vu_bytes_eq("the READs that succeeded", a.buf.p + DST_OFF,
 			       b.buf.p + SRC_OFF, (size_t)good * MIB, 0);
+	if (!ok)
+		rc_counters_diag();
 	vu_report(ok, "rd_atomic: 4 READs of 1 MiB outstanding towards a "
 		  "responder with max_dest_rd_atomic 1: the first completes, "
 		  "then IBV_WC_REM_INV_REQ_ERR, the rest flushed");
@@ -1456,6 +1492,15 @@ static void case_stream(void)
 
 		while (lost && vu_poll_cq(a.scq, &wc, 1, vu_now() + 5) == 1)
 			flushed += wc.status == IBV_WC_WR_FLUSH_ERR;
+		if (!lost) {
+			struct ibv_qp_attr qa;
+			struct ibv_qp_init_attr qi;
+
+			if (!ibv_query_qp(a.qp, &qa, IBV_QP_STATE, &qi))
+				vu_diag("A's QP is in %s",
+					vu_qp_state_str(qa.qp_state));
+			rc_counters_diag();
+		}
 		vu_report(lost && flushed == posted - sdone - 1,
 			  "stream: after the peer's device went away: "
 			  "IBV_WC_RETRY_EXC_ERR after %" PRIu64 " messages, "
