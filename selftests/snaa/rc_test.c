@@ -1786,20 +1786,12 @@ FIXTURE_TEARDOWN(rc)
  */
 static int rc_open(void)
 {
-	struct ibv_device **list;
-	int ndev = 0, ret;
+	int ret = vu_dev_open_named(&opt.a);
 
-	list = ibv_get_device_list(&ndev);
-	if (!list)
-		return 1;
-	ret = vu_dev_open(&opt.a, list, ndev);
 	if (!ret)
-		ret = vu_dev_open(&opt.b, list, ndev);
-	ibv_free_device_list(list);
-	if (ret == VU_EXIT_SKIP)
-		return 1;
+		ret = vu_dev_open_named(&opt.b);
 	if (ret)
-		return -1;
+		return ret == VU_EXIT_SKIP ? 1 : -1;
 	g_mtu = opt.mtu ? vu_mtu_enum(opt.mtu) : vu_path_mtu(&opt.a, &opt.b);
 	a_is_rxe = !strncmp(opt.a.name, "rxe", 3);
 	b_is_rxe = !strncmp(opt.b.name, "rxe", 3);

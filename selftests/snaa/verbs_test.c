@@ -4541,26 +4541,16 @@ static void case_mw(struct vu_dev *da, struct vu_dev *db)
 #define VT_TIMEOUT	900
 
 /*
- * Open @d (a copy of --dev-X's settings): 0, 1 if the device is missing
+ * Open @d, a copy of --dev-X's settings: 0, 1 if the device is missing
  * (the test is skipped), -1 if the setup failed (said on stderr).
  */
 static int vt_open(struct vu_dev *d, const struct vu_dev *tmpl)
 {
-	struct ibv_device **list;
-	int ndev, ret;
+	int ret;
 
 	*d = *tmpl;
-	list = ibv_get_device_list(&ndev);
-	if (!list) {
-		fprintf(stderr, "verbs_test: ibv_get_device_list: %s (is "
-			"ib_uverbs loaded?)\n", strerror(errno));
-		return 1;
-	}
-	ret = vu_dev_open(d, list, ndev);
-	ibv_free_device_list(list);
-	if (ret == VU_EXIT_SKIP)
-		return 1;
-	return ret ? -1 : 0;
+	ret = vu_dev_open_named(d);
+	return ret == VU_EXIT_SKIP ? 1 : ret;
 }
 
 /* ---- dev: device A alone ---- */

@@ -404,6 +404,22 @@ int vu_dev_open(struct vu_dev *d, struct ibv_device **list, int ndev)
 	return 0;
 }
 
+int vu_dev_open_named(struct vu_dev *d)
+{
+	struct ibv_device **list;
+	int ndev = 0, ret;
+
+	list = ibv_get_device_list(&ndev);
+	if (!list) {
+		fprintf(stderr, "%s: ibv_get_device_list: %s (is ib_uverbs "
+			"loaded?)\n", PROG, strerror(errno));
+		return VU_EXIT_SKIP;
+	}
+	ret = vu_dev_open(d, list, ndev);
+	ibv_free_device_list(list);
+	return ret == VU_EXIT_SKIP ? ret : ret ? -1 : 0;
+}
+
 void vu_dev_close(struct vu_dev *d)
 {
 	if (d->pd)

@@ -154,6 +154,13 @@ struct vu_dev {
 int vu_dev_open(struct vu_dev *d, struct ibv_device **list, int ndev);
 
 /* Free what vu_dev_open() allocated; d may be partly opened. */
+/*
+ * vu_dev_open() with a device list of its own: 0, VU_EXIT_SKIP if the
+ * device (or any RDMA device) is missing, -1 if the setup failed (said on
+ * stderr).
+ */
+int vu_dev_open_named(struct vu_dev *d);
+
 void vu_dev_close(struct vu_dev *d);
 
 /*
