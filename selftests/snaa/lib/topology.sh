@@ -107,24 +107,23 @@ snaa_gid_form() {
 	# shellcheck disable=SC2086
 	set -- $gf_tail
 	gf_zeros=$((8 - gf_nhead - $#))
-	gid_form=
-	gf_sep=
+	# the eight groups as printf's arguments: one subshell, not eight
+	gf_args=
 	# shellcheck disable=SC2086
 	for gf_g in $gf_head; do
-		gid_form=$gid_form$gf_sep$(printf '%04x' "0x$gf_g")
-		gf_sep=:
+		gf_args="$gf_args 0x$gf_g"
 	done
 	while [ "$gf_zeros" -gt 0 ]; do
-		gid_form=${gid_form}${gf_sep}0000
-		gf_sep=:
+		gf_args="$gf_args 0"
 		gf_zeros=$((gf_zeros - 1))
 	done
 	# shellcheck disable=SC2086
 	for gf_g in $gf_tail; do
-		gid_form=$gid_form$gf_sep$(printf '%04x' "0x$gf_g")
-		gf_sep=:
+		gf_args="$gf_args 0x$gf_g"
 	done
 	IFS=$gf_ifs
+	# shellcheck disable=SC2086 # the groups, split
+	gid_form=$(printf '%04x:%04x:%04x:%04x:%04x:%04x:%04x:%04x' $gf_args)
 }
 
 # snaa_gid_index DEV ADDR: print the index of DEV's (port 1) RoCE v2 GID
