@@ -145,23 +145,11 @@ check-full: check-deps
 	$(VM_ALL)
 	$(VM_ENV) sh scripts/check.sh full
 
-check-host:
+# One stage alone: host, vm, compat or debug (the debug kernel: built
+# once per machine, cached in /var/cache/snaa; scripts/debug-kernel.sh).
+check-host check-vm check-compat check-debug: check-%:
 	$(VM_ALL)
-	$(VM_ENV) sh scripts/check.sh host
-
-check-vm:
-	$(VM_ALL)
-	$(VM_ENV) sh scripts/check.sh vm
-
-check-compat:
-	$(VM_ALL)
-	$(VM_ENV) sh scripts/check.sh compat
-
-# The VM tests on the debug kernel (built once per machine, cached in
-# /var/cache/snaa; scripts/debug-kernel.sh).
-check-debug:
-	$(VM_ALL)
-	$(VM_ENV) sh scripts/check.sh debug
+	$(VM_ENV) sh scripts/check.sh $*
 
 # selftests/snaa/soak.sh on the debug kernel for SOAK_MINUTES.
 SOAK_MINUTES ?= 30

@@ -98,33 +98,41 @@ without_tests() {
 		esac
 	done
 }
-if [ "$what" = full ]; then
-	: "${SNAA_VM_TESTS:=$all_tests}"
-	: "${SNAA_COMPAT_TESTS:=$all_tests}"
-else
-	: "${SNAA_VM_TESTS:=$(without_tests "ktest.sh fuzz.sh abuse.sh teardown.sh perf_snaa.sh rc_perf_snaa.sh")}"
-	# On the compat kernels, what their differences can break: the
-	# module and device setup, the verbs and kernel-consumer APIs
-	# (compat.h), the receive path's view of the network stack, RC and
-	# rdma_cm (rc_snaa.sh, quick), the WCU.BUF mode, the object limits
-	# and the hand-off's CPU choice (rc_snaa.sh).  The UC datapath is
-	# the same code as on 6.1 once those work.
-	: "${SNAA_COMPAT_TESTS:=device.sh malformed.sh verbs.sh ktest.sh wcubuf_rx.sh limits.sh rc_snaa.sh}"
-	export SNAA_TEARDOWN_REPEAT="${SNAA_TEARDOWN_REPEAT:-1}"
-fi
+# What runs where.  On the compat kernels, what their differences can
+# break: the module and device setup, the verbs and kernel-consumer APIs
+# (compat.h), the receive path's view of the network stack, RC and
+# rdma_cm (rc_snaa.sh, quick), the WCU.BUF mode, the object limits and
+# the hand-off's CPU choice (rc_snaa.sh).  The UC datapath is the same
+# code as on 6.1 once those work.
+#
 # On the debug kernel (KASAN makes everything several times slower): the
 # tests that exercise the most kernel code per second.  verbs and ktest
 # create and destroy every kind of object (memory windows, fast
 # registration, SRQs), fuzz fires malformed packets by the thousand,
 # teardown (one round of each) and abuse carry live UC traffic; rc_snaa
 # runs every RC operation over IPv4, rping (QP1, rdma_cm) and a peer lost
-# mid-stream ("full" adds limits and wcubuf_rx).  Two groups of about the same time ("|" between
-# them), each a VM boot of its own, so that both VM lanes can take one.
-# SNAA_DEBUG_TESTS="..." runs others.
+# mid-stream ("full" adds limits and wcubuf_rx).  Two groups of about
+# the same time ("|" between them), each a VM boot of its own, so that
+# both VM lanes can take one.  SNAA_DEBUG_TESTS="..." runs others.  There
+# "all" runs one abuser seed of the three, half of the fuzzer's rounds
+# and verbs without its crowd of QPs and MRs (verbs.sh says why).
 if [ "$what" = full ]; then
+	: "${SNAA_VM_TESTS:=$all_tests}"
+	: "${SNAA_COMPAT_TESTS:=$all_tests}"
 	: "${SNAA_DEBUG_TESTS:=verbs.sh teardown.sh fuzz.sh wcubuf_rx.sh | abuse.sh rc_snaa.sh limits.sh ktest.sh}"
+	compat_rc_quick=0
+	debug_seeds="1 2 3"
+	debug_fuzz_rounds=8
+	debug_verbs_quick=0
 else
+	: "${SNAA_VM_TESTS:=$(without_tests "ktest.sh fuzz.sh abuse.sh teardown.sh perf_snaa.sh rc_perf_snaa.sh")}"
+	: "${SNAA_COMPAT_TESTS:=device.sh malformed.sh verbs.sh ktest.sh wcubuf_rx.sh limits.sh rc_snaa.sh}"
 	: "${SNAA_DEBUG_TESTS:=verbs.sh teardown.sh fuzz.sh | abuse.sh rc_snaa.sh ktest.sh}"
+	export SNAA_TEARDOWN_REPEAT="${SNAA_TEARDOWN_REPEAT:-1}"
+	compat_rc_quick=1
+	debug_seeds=1
+	debug_fuzz_rounds=4
+	debug_verbs_quick=1
 fi
 
 # The newest 6.12 kernel that has headers and an image, unless it is the
@@ -410,12 +418,9 @@ stage_compat() {
 			not_ok "compat: building the modules for $k failed"
 			continue
 		fi
-		# rc_snaa.sh without its streams, but for "full"
-		rc_quick=1
-		[ "$what" = full ] && rc_quick=0
 		# shellcheck disable=SC2086 # a list of test names
 		suite "vm-$k" env SNAA_TIME_SCALE="$(scaled $VM_SCALE)" \
-			SNAA_RC_QUICK="${SNAA_RC_QUICK:-$rc_quick}" \
+			SNAA_RC_QUICK="${SNAA_RC_QUICK:-$compat_rc_quick}" \
 			selftests/vm/run --kernel "$k" \
 			--timeout "$(vm_timeout $SNAA_COMPAT_TESTS)" -- \
 			sh selftests/snaa/run_tests.sh $SNAA_COMPAT_TESTS
@@ -467,24 +472,13 @@ debug_suite() {
 	dk=$(debug_kver) || return 0	# debug_kernel said why
 	tests=$(printf '%s\n' "$SNAA_DEBUG_TESTS" | awk -F'|' -v n="$1" \
 		'{ print $n }')
-	# one abuser seed of the three, half of the fuzzer's rounds,
-	# verbs without its crowd of QPs and MRs (verbs.sh says why);
-	# "full": all of it
-	debug_seeds=1
-	fuzz_rounds=4
-	verbs_quick=1
-	if [ "$what" = full ]; then
-		debug_seeds="1 2 3"
-		fuzz_rounds=8
-		verbs_quick=0
-	fi
 	# shellcheck disable=SC2086 # a list of test names
 	suite "vm-debug-$1" env SNAA_TIME_SCALE="$(scaled $((3 * VM_SCALE)))" \
 		SNAA_TEARDOWN_REPEAT=1 SNAA_LIMITS_AH=4096 \
 		SNAA_ABUSE_SEEDS="${SNAA_ABUSE_SEEDS:-$debug_seeds}" \
 		SNAA_TEARDOWN_QPS=2000 SNAA_RC_QUICK=1 \
-		SNAA_VERBS_QUICK="$verbs_quick" \
-		SNAA_FUZZ_ROUNDS="${SNAA_FUZZ_ROUNDS:-$fuzz_rounds}" \
+		SNAA_VERBS_QUICK="$debug_verbs_quick" \
+		SNAA_FUZZ_ROUNDS="${SNAA_FUZZ_ROUNDS:-$debug_fuzz_rounds}" \
 		selftests/vm/run --kernel "$dk" \
 		--timeout "$(vm_timeout $tests)" -- \
 		sh selftests/snaa/run_tests.sh $tests
