@@ -31,18 +31,19 @@
 # What "all" leaves out, because it runs elsewhere already (each check
 # still runs at least once; "full" runs everything everywhere):
 #   - on the default kernel, the tests whose only subject is hostile
-#     input or teardown (fuzz.sh, abuse.sh, teardown.sh) and ktest.sh: the
-#     debug kernel, a 6.1 of the same source, runs them (and the kselftest
-#     stage runs ktest.sh on the default kernel);
-#   - perftest between two snaa devices (perf_snaa.sh, rc_perf_snaa.sh):
-#     perf_interop.sh and rc_perf_interop.sh run the same programs between
-#     snaa and rdma_rxe in both directions;
-#   - on the compat kernel, rc_interop.sh (rc_snaa.sh exercises rdma_cm
-#     and RC there) and rc_snaa.sh's streams (SNAA_RC_QUICK);
-#   - on the debug kernel, limits.sh and wcubuf_rx.sh (the default and the
-#     compat kernels run them), abuse.sh's seeds 2 and 3, fuzz.sh's
-#     rounds 5 to 8, teardown.sh's second and third rounds, verbs_test's
-#     crowd of QPs and MRs.
+#     input or teardown (hostile/fuzz.sh, hostile/abuse.sh,
+#     hostile/teardown.sh) and ktest.sh: the debug kernel, a 6.1 of the
+#     same source, runs them (and the kselftest stage runs ktest.sh on
+#     the default kernel);
+#   - perftest between two snaa devices (perf/uc.sh, perf/rc.sh):
+#     perf/uc_interop.sh and perf/rc_interop.sh run the same programs
+#     between snaa and rdma_rxe in both directions;
+#   - on the compat kernel, interop/rc.sh (rc.sh exercises rdma_cm and
+#     RC there) and rc.sh's streams (SNAA_RC_QUICK);
+#   - on the debug kernel, hostile/limits.sh and wcubuf_rx.sh (the
+#     default and the compat kernels run them), hostile/abuse.sh's seeds
+#     2 and 3, hostile/fuzz.sh's rounds 5 to 8, hostile/teardown.sh's
+#     second and third rounds, verbs_test's crowd of QPs and MRs.
 #
 # How "all" and "full" use the machine: two VM lanes and a host lane run
 # side by side.  The host lane runs the host stage, the VM runner's
@@ -88,7 +89,7 @@ esac
 export SNAA_KVER
 t_start=$(date +%s)
 
-all_tests=$(sed -n 's/^TEST_PROGS *:= *//p' selftests/snaa/Makefile)
+all_tests=$(sh selftests/snaa/run_tests.sh --list | tr '\n' ' ')
 # without_tests "A B": $all_tests less A and B
 without_tests() {
 	for t in $all_tests; do
@@ -101,15 +102,15 @@ without_tests() {
 # What runs where.  On the compat kernels, what their differences can
 # break: the module and device setup, the verbs and kernel-consumer APIs
 # (compat.h), the receive path's view of the network stack, RC and
-# rdma_cm (rc_snaa.sh, quick), the WCU.BUF mode, the object limits and
-# the hand-off's CPU choice (rc_snaa.sh).  The UC datapath is the same
+# rdma_cm (rc.sh, quick), the WCU.BUF mode, the object limits and
+# the hand-off's CPU choice (rc.sh).  The UC datapath is the same
 # code as on 6.1 once those work.
 #
 # On the debug kernel (KASAN makes everything several times slower): the
 # tests that exercise the most kernel code per second.  verbs and ktest
 # create and destroy every kind of object (memory windows, fast
 # registration, SRQs), fuzz fires malformed packets by the thousand,
-# teardown (one round of each) and abuse carry live UC traffic; rc_snaa
+# teardown (one round of each) and abuse carry live UC traffic; rc.sh
 # runs every RC operation over IPv4, rping (QP1, rdma_cm) and a peer lost
 # mid-stream ("full" adds limits and wcubuf_rx).  Two groups of about
 # the same time ("|" between them), each a VM boot of its own, so that
@@ -119,15 +120,15 @@ without_tests() {
 if [ "$what" = full ]; then
 	: "${SNAA_VM_TESTS:=$all_tests}"
 	: "${SNAA_COMPAT_TESTS:=$all_tests}"
-	: "${SNAA_DEBUG_TESTS:=verbs.sh teardown.sh fuzz.sh wcubuf_rx.sh | abuse.sh rc_snaa.sh limits.sh ktest.sh}"
+	: "${SNAA_DEBUG_TESTS:=verbs.sh hostile/teardown.sh hostile/fuzz.sh wcubuf_rx.sh | hostile/abuse.sh rc.sh hostile/limits.sh ktest.sh}"
 	compat_rc_quick=0
 	debug_seeds="1 2 3"
 	debug_fuzz_rounds=8
 	debug_verbs_quick=0
 else
-	: "${SNAA_VM_TESTS:=$(without_tests "ktest.sh fuzz.sh abuse.sh teardown.sh perf_snaa.sh rc_perf_snaa.sh")}"
-	: "${SNAA_COMPAT_TESTS:=device.sh malformed.sh verbs.sh ktest.sh wcubuf_rx.sh limits.sh rc_snaa.sh}"
-	: "${SNAA_DEBUG_TESTS:=verbs.sh teardown.sh fuzz.sh | abuse.sh rc_snaa.sh ktest.sh}"
+	: "${SNAA_VM_TESTS:=$(without_tests "ktest.sh hostile/fuzz.sh hostile/abuse.sh hostile/teardown.sh perf/uc.sh perf/rc.sh")}"
+	: "${SNAA_COMPAT_TESTS:=device.sh hostile/malformed.sh verbs.sh ktest.sh wcubuf_rx.sh hostile/limits.sh rc.sh}"
+	: "${SNAA_DEBUG_TESTS:=verbs.sh hostile/teardown.sh hostile/fuzz.sh | hostile/abuse.sh rc.sh ktest.sh}"
 	export SNAA_TEARDOWN_REPEAT="${SNAA_TEARDOWN_REPEAT:-1}"
 	compat_rc_quick=1
 	debug_seeds=1
@@ -189,8 +190,8 @@ suite() {
 	if [ "$rc" = 124 ]; then
 		# selftests/vm/run's timeout: which test was running?
 		running=$(awk '
-			/^# ==== [A-Za-z0-9_.-]+\.sh \(budget/ { t = $3; b = $5 }
-			/^# ==== [A-Za-z0-9_.-]+\.sh: [0-9]+s of/ { t = "" }
+			/^# ==== [A-Za-z0-9_.\/-]+\.sh \(budget/ { t = $3; b = $5 }
+			/^# ==== [A-Za-z0-9_.\/-]+\.sh: [0-9]+s of/ { t = "" }
 			END { if (t != "") print t " (budget " b }' "$log/$name.out")
 		echo "not ok - suite $name: the VM ran out of time after ${secs}s${running:+ while $running}"
 	fi

@@ -15,7 +15,7 @@ set -eu
 # from linux-source-6.1 with flex, bison, bc and libelf (objtool); the
 # kernel's kselftest lib.mk installs with rsync; clang and
 # libclang-rt-14-dev: libFuzzer and the sanitizers (tests/fuzz);
-# python3-pyverbs: rdma-core's own test suite (selftests/snaa/pyverbs.sh).
+# python3-pyverbs: rdma-core's own test suite (selftests/snaa/interop/pyverbs.sh).
 pkgs="build-essential pkg-config linux-headers-amd64 linux-image-amd64
 qemu-system-x86 busybox-static cpio kmod xz-utils sparse
 rdma-core libibverbs-dev librdmacm-dev ibverbs-utils rdmacm-utils

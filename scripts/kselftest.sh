@@ -11,10 +11,13 @@
 # The selftests tree is extracted from /usr/src/linux-source-6.1.tar.xz
 # into build/kselftest/ (once), selftests/snaa is copied in as
 # tools/testing/selftests/snaa, and the kernel's kselftest_install.sh
-# builds and installs it (with TARGETS=snaa) into build/kselftest/install.
+# builds and installs it into build/kselftest/install: the collection
+# "snaa" and its three nested collections snaa/hostile, snaa/interop and
+# snaa/perf (as the kernel's net/forwarding).
 # Run it in the test VM with, e.g.:
 #
 #   SNAA_TOP=$PWD build/kselftest/install/run_kselftest.sh -t snaa:device.sh
+#   SNAA_TOP=$PWD build/kselftest/install/run_kselftest.sh -c snaa/hostile
 #
 # (SNAA_TOP: the tests take the module, the provider and the driver's
 # headers from this repository.)
@@ -42,12 +45,12 @@ git ls-files selftests/snaa | grep -v '^selftests/snaa/ktest/' |
 	while IFS= read -r f; do
 		d=$tree/snaa/${f#selftests/snaa/}
 		mkdir -p "${d%/*}"
-		cp -p "$f" "$d"
+		cp -pP "$f" "$d"
 	done
 cd "$tree"
 # kselftest_install.sh runs "make install": the target list and SNAA_TOP
 # reach it as command-line variables through MAKEFLAGS.
-MAKEFLAGS="TARGETS=snaa SNAA_TOP=$top" ./kselftest_install.sh "$inst" \
+MAKEFLAGS="TARGETS=snaa\\ snaa/hostile\\ snaa/interop\\ snaa/perf SNAA_TOP=$top" ./kselftest_install.sh "$inst" \
 	>"$ks/install.log" 2>&1 ||
 	{ tail -n 30 "$ks/install.log" >&2; echo "kselftest: install failed; log: $ks/install.log" >&2; exit 1; }
 echo "$inst"

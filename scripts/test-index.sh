@@ -4,8 +4,12 @@
 # The feature -> test index of Documentation/testing.rst, generated from
 # the tests' names:
 #
-#   - each VM test script in TEST_PROGS of selftests/snaa/Makefile names
-#     its features on a "# Features: a, b" line of its header;
+#   - each VM test script (run_tests.sh --list: TEST_PROGS of
+#     selftests/snaa/Makefile and of its subdirectories) names its
+#     features on a "# Features: a, b" line of its header; a script that
+#     runs as several tests through links to it names each one's on a
+#     "# Features (NAME.sh): a, b" line; a test in hostile/, interop/ or
+#     perf/ has that feature too;
 #   - each named test of verbs_test and rc_test (selftests/snaa/*.c,
 #     kselftest_harness: a DEV_TEST, PAIR_TEST, RC_TEST or TEST_F_TIMEOUT
 #     line) names its feature in a comment after it:
@@ -50,9 +54,15 @@ teardown|devices, netdevs, namespaces and the module removed under load'
 
 # "feature test" pairs, one per line.
 pairs() {
-	for t in $(sed -n 's/^TEST_PROGS *:= *//p' "$dir/Makefile"); do
-		sed -n 's/^# Features: *//p' "$dir/$t" | tr ',' '\n' |
-			while read -r f; do
+	for t in $(sh "$dir/run_tests.sh" --list); do
+		n=${t##*/}
+		fl=$(sed -n "s/^# Features ($n): *//p" "$dir/$t")
+		[ -n "$fl" ] || fl=$(sed -n 's/^# Features: *//p' "$dir/$t")
+		case $t in
+		*/*) fl="$fl, ${t%/*}" ;;
+		esac
+		printf '%s\n' "$fl" | tr ',' '\n' | sed 's/^ *//; s/ *$//' |
+			sort -u | while read -r f; do
 				[ -n "$f" ] && echo "$f $t"
 			done
 	done

@@ -3,7 +3,7 @@
 #
 # The library of the snaa VM test scripts, which run as root inside the
 # test VM (selftests/vm/run), never on the host.  A script sources this
-# file, which sources lib/:
+# file (a script in a subdirectory "../lib.sh"), which sources lib/:
 #
 #   lib/ktap.sh      KTAP output and assertions (ktap_ok, check_eq, ...)
 #   lib/time.sh      time limits scaled to the machine (wait_for, snaa_run)
@@ -14,12 +14,40 @@
 #   lib/target.sh    driving uc_target instances (tgt_start, tgt_cmd)
 #   lib/counters.sh  snapshots of hw counters (cnt_snap, cnt_delta)
 
-SNAA_TOP=${SNAA_TOP:-$(cd "$(dirname "$0")/../.." && pwd)}
-# Where the test scripts are: the repository's selftests/snaa, or a
+# Where the test collection is: the repository's selftests/snaa, or a
 # kselftest install directory (scripts/kselftest.sh) with the programs
-# the kernel's lib.mk built next to them (and lib/ with them).
-SNAA_TEST_DIR=$(cd "$(dirname "$0")" && pwd)
+# the kernel's lib.mk built next to the scripts (and lib/ with them).
+# A script is either at its top or in one of its subdirectories
+# (hostile/, interop/, perf/); SNAA_SCRIPT_DIR is the script's own.
+SNAA_SCRIPT_DIR=$(cd "$(dirname "$0")" && pwd)
+SNAA_TEST_DIR=$SNAA_SCRIPT_DIR
+[ -f "$SNAA_TEST_DIR/lib.sh" ] || SNAA_TEST_DIR=${SNAA_TEST_DIR%/*}
+SNAA_TOP=${SNAA_TOP:-$(cd "$SNAA_TEST_DIR/../.." && pwd)}
 SNAA_LIB=$SNAA_TEST_DIR/lib
+
+# snaa_all_tests: every test's path in the collection (TEST_PROGS of the
+# Makefile, then of each of its SUBDIRS), in that order.
+snaa_all_tests() {
+	(
+		cd "$SNAA_TEST_DIR" || exit 1
+		sed -n '/^TEST_PROGS *:=/,/[^\\]$/p' Makefile |
+			sed 's/^TEST_PROGS *:= *//; s/\\$//'
+		for d in $(sed -n 's/^SUBDIRS *:= *//p' Makefile); do
+			sed -n 's/^TEST_PROGS *:= *//p' "$d/Makefile" |
+				tr ' ' '\n' | sed -n "s|^.|$d/&|p"
+		done
+	) | tr -s ' \t' '\n\n' | sed '/^$/d'
+}
+
+# snaa_where_mode: the mode of a script that runs between two devices
+# (uc.sh, rc.sh), from where it was started: "interop" (rdma_rxe <->
+# snaa) as interop/NAME.sh, "snaa" (snaa <-> snaa) at the top.
+snaa_where_mode() {
+	case $SNAA_SCRIPT_DIR in
+	*/interop) echo interop ;;
+	*) echo snaa ;;
+	esac
+}
 [ -f "$SNAA_LIB/ktap.sh" ] || SNAA_LIB=$SNAA_TOP/selftests/snaa/lib
 
 # shellcheck source=lib/ktap.sh

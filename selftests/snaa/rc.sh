@@ -8,9 +8,10 @@
 # CM handshake over QP1, SEND/READ/WRITE), checking the ping data.  Runs
 # as root inside the test VM, never on the host:
 #
-#     selftests/vm/run --timeout 900 -- sh selftests/snaa/rc.sh snaa
+#     selftests/vm/run --timeout 900 -- sh selftests/snaa/rc.sh [MODE]
 #
-# Modes:
+# Modes (the default: snaa; interop as interop/rc.sh, netem as
+# rc_netem.sh, both links to this file):
 #   snaa     snaa0 (ns snaa-a) <-> snaa1 (ns snaa-b): IPv4, IPv6,
 #            loopback, path MTU 1024; rping both ways; then snaa1's
 #            device is deleted during a stream (the requester must end in
@@ -26,6 +27,9 @@
 #            and fixed-loss cases with every packet 5 ms late; a responder
 #            slower than the ACK timeout (rc.slow)
 #
+# Features: rc, atomics, rdma_cm
+# Features (rc_netem.sh): rc, netem
+#
 # Output: one KTAP document per run, preceded by a "# ==== ..." line.
 # Exit status: 0 iff every run passed, 1 otherwise, 2 usage error, 4
 # (skip) if the setup is impossible here.
@@ -39,9 +43,11 @@
 # 16 MiB streams.
 set -u
 
-UC_HERE=$(cd "$(dirname "$0")" && pwd)
+# From here, or from interop/ as a link to this file.
+snaa_lib=$(dirname "$0")/lib.sh
+[ -f "$snaa_lib" ] || snaa_lib=$(dirname "$0")/../lib.sh
 # shellcheck source=lib.sh
-. "$UC_HERE/lib.sh"
+. "$snaa_lib"
 
 RPING_COUNT=200
 RPING_SIZE=100
@@ -281,8 +287,14 @@ rc_snaa_more() {
 }
 
 rc_main() {
-	[ $# = 1 ] || { rc_usage; exit 2; }
-	mode=$1
+	[ $# -le 1 ] || { rc_usage; exit 2; }
+	mode=${1:-}
+	if [ -z "$mode" ]; then
+		case ${0##*/} in
+		rc_netem.sh) mode=netem ;;
+		*) mode=$(snaa_where_mode) ;;
+		esac
+	fi
 	case $mode in
 	snaa|interop|netem) ;;
 	-h|--help) rc_usage; exit 0 ;;

@@ -5,7 +5,9 @@
 #     selftests/vm/run -- sh selftests/snaa/run_tests.sh [TEST...]
 #     sh selftests/snaa/run_tests.sh --total [TEST...]
 #     sh selftests/snaa/run_tests.sh --budgets [TEST...]
-# (default: every TEST_PROGS of the Makefile).  Each test prints its own
+#     sh selftests/snaa/run_tests.sh --list
+# (default: every test, lib.sh's snaa_all_tests).  A TEST is named by its
+# path in the collection: uc.sh, interop/uc.sh, hostile/fuzz.sh.  Each test prints its own
 # KTAP document; the exit status is non-zero if any test failed.  Tests
 # run in a fresh state: the module is unloaded and test namespaces/links
 # are removed between them.
@@ -18,7 +20,7 @@
 # test and what its budget was; the next test runs as usual.  --total
 # prints the sum of the budgets of the tests named (at scale 1:
 # selftests/vm/run scales its --timeout itself), --budgets a line
-# "TEST SECONDS" for each.
+# "TEST SECONDS" for each, --list every test.
 set -u
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
@@ -26,19 +28,22 @@ cd "$SNAA_TEST_DIR" || exit 1
 
 mode=
 case ${1:-} in
---total|--budgets)
+--total|--budgets|--list)
 	mode=$1
 	shift
 	;;
 esac
-tests=${*:-$(sed -n 's/^TEST_PROGS *:= *//p' Makefile)}
+tests=${*:-$(snaa_all_tests)}
 
 # budget TEST: TEST's budget in seconds at scale 1 (600 if not listed)
 budget() {
 	awk -v t="$1" '$1 == t { b = $2 } END { print b ? b : 600 }' budgets
 }
 
-if [ "$mode" = --budgets ]; then
+if [ "$mode" = --list ]; then
+	printf '%s\n' $tests
+	exit 0
+elif [ "$mode" = --budgets ]; then
 	for t in $tests; do
 		echo "$t $(budget "$t")"
 	done

@@ -5,12 +5,17 @@
 # between them over IPv4 and IPv6 RoCE v2 GIDs, and on one device in
 # loopback.  Runs as root inside the test VM, never on the host:
 #
-#     selftests/vm/run --timeout 900 -- sh selftests/snaa/uc_test.sh rxe
+#     selftests/vm/run --timeout 900 -- sh selftests/snaa/uc.sh [MODE]
 #
 # Modes (one setup_MODE / cleanup_MODE function pair each):
 #   rxe      the in-kernel soft-RoCE, rdma_rxe: the reference for snaa
 #   snaa     two snaa devices in two network namespaces over a veth pair
-#   interop  rdma_rxe (initial namespace) <-> snaa (namespace snaa-b)
+#            (the default)
+#   interop  rdma_rxe (initial namespace) <-> snaa (namespace snaa-b),
+#            both directions (the default of interop/uc.sh, a link to
+#            this file)
+#
+# Features: uc
 #
 # The topologies are lib/topology.sh's.
 #
@@ -24,9 +29,11 @@
 # snaa_build.
 set -u
 
-UC_HERE=$(cd "$(dirname "$0")" && pwd)
+# From here, or from interop/ as a link to this file.
+snaa_lib=$(dirname "$0")/lib.sh
+[ -f "$snaa_lib" ] || snaa_lib=$(dirname "$0")/../lib.sh
 # shellcheck source=lib.sh
-. "$UC_HERE/lib.sh"
+. "$snaa_lib"
 
 uc_usage() {
 	echo "usage: $0 rxe|snaa|interop" >&2
@@ -36,8 +43,8 @@ uc_usage() {
 }
 
 uc_main() {
-	[ $# = 1 ] || { uc_usage; exit 2; }
-	mode=$1
+	[ $# -le 1 ] || { uc_usage; exit 2; }
+	mode=${1:-$(snaa_where_mode)}
 	case $mode in
 	rxe|snaa|interop) ;;
 	-h|--help) uc_usage; exit 0 ;;
@@ -74,7 +81,7 @@ uc_main() {
 			--sizes 0,1,63,64,mtu-1,mtu,mtu+1,64K,1M $UC_ARGS
 	fi
 
-	echo "# ==== uc_test.sh $mode summary:$snaa_run_summary"
+	echo "# ==== uc.sh $mode summary:$snaa_run_summary"
 	"cleanup_$mode"
 	[ "$snaa_runs_failed" = 0 ] || exit 1
 	exit 0

@@ -6,7 +6,7 @@
 # may break its own QPs, but never the kernel and never another
 # process's traffic.  Runs as root inside the test VM, never on the host:
 #
-#     selftests/vm/run --timeout 900 -- sh selftests/snaa/abuse.sh
+#     selftests/vm/run --timeout 900 -- sh selftests/snaa/hostile/abuse.sh
 #
 # (2 to 4 minutes on 6.1 under TCG, 3.5 to 8 on the debug kernel,
 # depending on the host's load: give that one --timeout 1800)
@@ -62,9 +62,8 @@
 # Features: hostile, doorbell
 set -u
 
-UC_HERE=$(cd "$(dirname "$0")" && pwd)
-# shellcheck source=lib.sh
-. "$UC_HERE/lib.sh"
+# shellcheck source=../lib.sh
+. "$(dirname "$0")/../lib.sh"
 
 AB_SEEDS=${ABUSE_SEEDS:-${SNAA_ABUSE_SEEDS:-1 2 3}}
 AB_SECONDS=${ABUSE_SECONDS:-12}

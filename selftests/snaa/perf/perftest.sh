@@ -16,16 +16,25 @@
 # debug kernel) or latency; one KTAP line per run carries the figure.
 # Runs as root inside the test VM, never on the host:
 #
-#     selftests/vm/run --timeout 900 -- sh selftests/snaa/uc_perftest.sh rxe rc
+#     selftests/vm/run --timeout 900 -- sh selftests/snaa/perf/perftest.sh rxe rc
+#
+# The tests are links to this file, which take the devices and the set
+# from their names: perf/uc.sh and perf/rc.sh between two snaa devices,
+# perf/uc_interop.sh and perf/rc_interop.sh between rdma_rxe and snaa,
+# each side the client once.
+#
+# Features (uc.sh): perf, uc
+# Features (rc.sh): perf, rc, ud, atomics, rdma_cm
+# Features (uc_interop.sh): perf, uc, interop
+# Features (rc_interop.sh): perf, rc, ud, atomics, rdma_cm, interop
 #
 # Iteration counts are small so that each run takes seconds under TCG;
 # for the UC and UD _bw tests they do not exceed the receive queue depth,
 # so that SENDs without RNR retry never find the receive queue empty.
 set -u
 
-UC_HERE=$(cd "$(dirname "$0")" && pwd)
-# shellcheck source=lib.sh
-. "$UC_HERE/lib.sh"
+# shellcheck source=../lib.sh
+. "$(dirname "$0")/../lib.sh"
 
 PERF_TIMEOUT=${PERF_TIMEOUT:-60}	# seconds per perftest process
 PERF_ITERS=${PERF_ITERS:-100}
@@ -231,6 +240,14 @@ perf_all() {
 }
 
 perf_main() {
+	if [ $# = 0 ]; then
+		# perf/{uc,rc}[_interop].sh, links to this file
+		case ${0##*/} in
+		uc.sh|rc.sh) set -- snaa "${0##*/}" ;;
+		uc_interop.sh|rc_interop.sh) set -- interop "${0##*/}" ;;
+		esac
+		[ $# = 0 ] || set -- "$1" "${2%%[_.]*}"
+	fi
 	{ [ $# = 1 ] || [ $# = 2 ]; } || { perf_usage; exit 2; }
 	mode=$1
 	perf_set=${2:-uc}

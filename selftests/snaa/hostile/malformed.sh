@@ -12,7 +12,7 @@
 # exist except the documented local length error and its flush.  Runs as
 # root inside the test VM, never on the host:
 #
-#     selftests/vm/run --timeout 600 -- sh selftests/snaa/malformed.sh
+#     selftests/vm/run --timeout 600 -- sh selftests/snaa/hostile/malformed.sh
 #
 #  +- init namespace: no RDMA device ---+
 #  | rawpkt -> veth0 198.18.0.1/24      |
@@ -45,8 +45,8 @@
 # Features: hostile, wire
 set -u
 
-MF_HERE=$(cd "$(dirname "$0")" && pwd)
-. "$MF_HERE/lib.sh"
+# shellcheck source=../lib.sh
+. "$(dirname "$0")/../lib.sh"
 
 NS=snaa-m
 DEV=snaa1

@@ -8,7 +8,7 @@
 # checks every byte of it.  Runs as root inside the test VM, never on the
 # host (and is meant for the debug kernel: KASAN, lockdep, kmemleak):
 #
-#     selftests/vm/run --kernel KVER --timeout 1800 -- sh selftests/snaa/fuzz.sh
+#     selftests/vm/run --kernel KVER --timeout 1800 -- sh selftests/snaa/hostile/fuzz.sh
 #
 #  +- ns snaa-a -----------------------------------+
 #  | snaa0 - veth0 198.18.0.1   rawpkt --mutate -> |  (AF_PACKET on veth0,
@@ -47,9 +47,8 @@
 # Features: hostile, wire
 set -u
 
-UC_HERE=$(cd "$(dirname "$0")" && pwd)
-# shellcheck source=lib.sh
-. "$UC_HERE/lib.sh"
+# shellcheck source=../lib.sh
+. "$(dirname "$0")/../lib.sh"
 
 FZ_ROUNDS=${SNAA_FUZZ_ROUNDS:-8}
 FZ_MUTANTS=2000

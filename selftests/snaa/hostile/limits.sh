@@ -5,7 +5,7 @@
 # charged where an administrator can bound it.  Runs as root inside the
 # test VM, never on the host:
 #
-#     selftests/vm/run -- sh selftests/snaa/limits.sh
+#     selftests/vm/run -- sh selftests/snaa/hostile/limits.sh
 #
 #  +- ns snaa-a ---------------+     objhog (objhog.c) takes resources
 #  | snaa0 - veth0 198.18.0.1  |     of snaa0 from inside the cgroup
@@ -35,9 +35,8 @@
 # Features: hostile, limits
 set -u
 
-UC_HERE=$(cd "$(dirname "$0")" && pwd)
-# shellcheck source=lib.sh
-. "$UC_HERE/lib.sh"
+# shellcheck source=../lib.sh
+. "$(dirname "$0")/../lib.sh"
 
 case ${1:-} in
 -h|--help) sed -n '3,/^set -u/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;

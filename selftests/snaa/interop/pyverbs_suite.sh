@@ -2,9 +2,9 @@
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 #
 # Print the path of a ready-to-run copy of rdma-core's own test suite
-# (pyverbs' tests/, run_tests.py) for selftests/snaa/pyverbs.sh.
+# (pyverbs' tests/, run_tests.py) for selftests/snaa/interop/pyverbs.sh.
 #
-#   selftests/snaa/pyverbs_suite.sh
+#   selftests/snaa/interop/pyverbs_suite.sh
 #
 # Debian's python3-pyverbs ships rdma-core's tests/ under
 # /usr/share/doc/rdma-core/tests with the larger files gzipped (dh_compress),

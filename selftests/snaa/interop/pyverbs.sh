@@ -5,7 +5,7 @@
 # the same suite on rdma_rxe and on snaa in one boot, compared test by
 # test.  Runs as root inside the test VM, never on the host:
 #
-#     selftests/vm/run --timeout 1800 -- sh selftests/snaa/run_tests.sh pyverbs.sh
+#     selftests/vm/run --timeout 1800 -- sh selftests/snaa/run_tests.sh interop/pyverbs.sh
 #
 #   init namespace                         ns snaa-b
 #  +---------------------------------+   +----------------------+
@@ -20,7 +20,7 @@
 # RDMA device (test_device.py iterates over all of them).  Both runs use
 # the RoCE v2 GID of 198.18.0.1 (--gid).
 #
-# The suite (selftests/snaa/pyverbs_suite.sh: a copy of
+# The suite (selftests/snaa/interop/pyverbs_suite.sh: a copy of
 # /usr/share/doc/rdma-core/tests outside the tree) is driven by a small
 # unittest runner (below) that records every test's outcome, ok / skip /
 # fail / error, with its reason, bounds each test (SNAA_PYVERBS_TEST_TIMEOUT
@@ -42,7 +42,7 @@
 #
 # Environment (selftests/vm/run passes SNAA_* into the VM):
 # SNAA_PYVERBS_TESTS=DIR a ready copy of the suite (else
-# selftests/snaa/pyverbs_suite.sh); SNAA_PYVERBS_PYTHON (python3);
+# selftests/snaa/interop/pyverbs_suite.sh); SNAA_PYVERBS_PYTHON (python3);
 # SNAA_PYVERBS_FILTER="PATTERN ..." only the
 # tests whose id matches one of the fnmatch patterns (e.g. "*test_qp*");
 # SNAA_PYVERBS_LIST=1 lists every test's outcome on both devices.
@@ -61,9 +61,8 @@
 # Features: verbs, interop
 set -u
 
-UC_HERE=$(cd "$(dirname "$0")" && pwd)
-# shellcheck source=lib.sh
-. "$UC_HERE/lib.sh"
+# shellcheck source=../lib.sh
+. "$(dirname "$0")/../lib.sh"
 
 PV_TEST_TIMEOUT=${SNAA_PYVERBS_TEST_TIMEOUT:-300}
 PV_RUN_TIMEOUT=${SNAA_PYVERBS_RUN_TIMEOUT:-1200}
@@ -76,7 +75,7 @@ uc_vm_only
 if [ -n "${SNAA_PYVERBS_TESTS:-}" ]; then
 	pv_dir=$SNAA_PYVERBS_TESTS
 else
-	pv_dir=$(sh "$UC_HERE/pyverbs_suite.sh") ||
+	pv_dir=$(sh "$SNAA_SCRIPT_DIR/pyverbs_suite.sh") ||
 		snaa_skip "rdma-core's test suite is not available (python3-pyverbs; make deps)"
 fi
 [ -f "$pv_dir/run_tests.py" ] || snaa_skip "$pv_dir/run_tests.py missing"

@@ -8,7 +8,7 @@
 # (KASAN, lockdep, kmemleak), where the VM runner fails the run on any
 # report or leak:
 #
-#     selftests/vm/run --kernel KVER --timeout 2400 -- sh selftests/snaa/teardown.sh
+#     selftests/vm/run --kernel KVER --timeout 2400 -- sh selftests/snaa/hostile/teardown.sh
 #
 #  +- ns snaa-a ---------------+      tdload (init ns): 4 UC QP pairs
 #  | snaa0 - veth0 198.18.0.1  |      snaa0 <-> snaa1 streaming RDMA
@@ -46,9 +46,8 @@
 # Features: hostile, teardown
 set -u
 
-UC_HERE=$(cd "$(dirname "$0")" && pwd)
-# shellcheck source=lib.sh
-. "$UC_HERE/lib.sh"
+# shellcheck source=../lib.sh
+. "$(dirname "$0")/../lib.sh"
 
 # SNAA_TEARDOWN_REPEAT: the default of --repeat (make check's debug run
 # sets 1: KASAN makes each round slow); SNAA_TEARDOWN_QPS: the QPs of the

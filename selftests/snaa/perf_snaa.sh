@@ -1,6 +1,0 @@
-#!/bin/sh
-# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-# perftest UC write/send bandwidth and latency, snaa <-> snaa.
-#
-# Features: perf, uc
-exec sh "$(dirname "$0")/uc_perftest.sh" snaa
