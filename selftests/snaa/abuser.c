@@ -727,25 +727,18 @@ int main(int argc, char **argv)
 		fprintf(stderr, "abuser: memory setup: %s\n", strerror(errno));
 		return 1;
 	}
-	dev_list = ibv_get_device_list(&ndev_list);
-	if (!dev_list) {
-		printf("1..0 # SKIP no RDMA devices\n");
-		return VU_EXIT_SKIP;
-	}
 	for (d = 0; d < opt.ndev; d++) {
 		devs[d].vd = (struct vu_dev)VU_DEV_INIT((char)('A' + d));
 		devs[d].vd.name = opt.dev[d];
-		ret = vu_dev_open(&devs[d].vd, dev_list, ndev_list);
+		ret = vu_dev_open(&devs[d].vd);
 		if (ret == VU_EXIT_SKIP) {
 			printf("1..0 # SKIP device %s not found\n", opt.dev[d]);
 			return VU_EXIT_SKIP;
 		}
 		if (ret)
 			return 1;
-		for (i = 0; i < ndev_list; i++)
-			if (!strcmp(ibv_get_device_name(dev_list[i]),
-				    opt.dev[d]))
-				devs[d].dev = dev_list[i];
+		/* valid while vd.ctx is open: the probes open more contexts */
+		devs[d].dev = devs[d].vd.ctx->device;
 		printf("# device %s: GID[%d] %s, active MTU %d\n", opt.dev[d],
 		       devs[d].vd.gid_idx, devs[d].vd.gid_str,
 		       vu_mtu_bytes(devs[d].vd.port.active_mtu));

@@ -198,20 +198,12 @@ static int hog_ahs(void)
 
 int main(int argc, char **argv)
 {
-	struct ibv_device **list;
-	int ndev = 0, ret;
+	int ret;
 	sigset_t set;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	parse_args(argc, argv);
-	list = ibv_get_device_list(&ndev);
-	if (!list) {
-		fprintf(stderr, "objhog: ibv_get_device_list: %s\n",
-			strerror(errno));
-		return VU_EXIT_SKIP;
-	}
-	ret = vu_dev_open(&opt.d, list, ndev);
-	ibv_free_device_list(list);
+	ret = vu_dev_open(&opt.d);
 	if (ret)
 		return ret == VU_EXIT_SKIP ? VU_EXIT_SKIP : 1;
 

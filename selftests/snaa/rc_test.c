@@ -1786,10 +1786,10 @@ FIXTURE_TEARDOWN(rc)
  */
 static int rc_open(void)
 {
-	int ret = vu_dev_open_named(&opt.a);
+	int ret = vu_dev_open(&opt.a);
 
 	if (!ret)
-		ret = vu_dev_open_named(&opt.b);
+		ret = vu_dev_open(&opt.b);
 	if (ret)
 		return ret == VU_EXIT_SKIP ? 1 : -1;
 	g_mtu = opt.mtu ? vu_mtu_enum(opt.mtu) : vu_path_mtu(&opt.a, &opt.b);

@@ -570,14 +570,13 @@ static int after_loss(struct pair *pairs)
 
 int main(int argc, char **argv)
 {
-	struct ibv_device **list = NULL;
 	struct pair *pairs = NULL;
 	pthread_t at, mt, ct;
 	struct vu_dev devs[2];
 	bool mt_on = false, ct_on = false;
 	unsigned long total = 0;
 	unsigned int i;
-	int ndev = 0, ret, rc = 1;
+	int ret, rc = 1;
 	double t0 = vu_now();
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -587,16 +586,9 @@ int main(int argc, char **argv)
 	signal(SIGUSR1, on_signal);
 	signal(SIGPIPE, SIG_IGN);
 
-	list = ibv_get_device_list(&ndev);
-	if (!list) {
-		fprintf(stderr, "tdload: ibv_get_device_list: %s\n",
-			strerror(errno));
-		return VU_EXIT_SKIP;
-	}
-	ret = vu_dev_open(&opt.a, list, ndev);
+	ret = vu_dev_open(&opt.a);
 	if (!ret)
-		ret = vu_dev_open(&opt.b, list, ndev);
-	ibv_free_device_list(list);
+		ret = vu_dev_open(&opt.b);
 	if (ret)
 		return ret == VU_EXIT_SKIP ? VU_EXIT_SKIP : 1;
 

@@ -572,7 +572,7 @@ static void msg_fill(uint8_t *p, unsigned int s)
 	memcpy(p + 4, &be, 4);
 }
 
-static int setup(struct ibv_device **list, int ndev)
+static int setup(void)
 {
 	const int rw = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE;
 	struct ibv_qp_cap ca = { SQ_DEPTH, 1, 1, 1, 0 };
@@ -582,11 +582,11 @@ static int setup(struct ibv_device **list, int ndev)
 	unsigned int i;
 	int ret;
 
-	ret = vu_dev_open(&opt.a, list, ndev);
+	ret = vu_dev_open(&opt.a);
 	if (ret == VU_EXIT_SKIP)
 		printf("1..0 # SKIP device %s not found\n", opt.a.name);
 	if (!ret) {
-		ret = vu_dev_open(&opt.b, list, ndev);
+		ret = vu_dev_open(&opt.b);
 		if (ret == VU_EXIT_SKIP)
 			printf("1..0 # SKIP device %s not found\n",
 			       opt.b.name);
@@ -1333,9 +1333,8 @@ static void final_checks(void)
 
 int main(int argc, char **argv)
 {
-	struct ibv_device **list;
 	double t0 = vu_now();
-	int ndev = 0, ret, sa, sb;
+	int ret, sa, sb;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	parse_args(argc, argv);
@@ -1343,17 +1342,9 @@ int main(int argc, char **argv)
 	printf("# uc_netem: UC A=%s -> B=%s, link impaired by: %s\n",
 	       opt.a.name, opt.b.name, opt.netem ? opt.netem : opt.ndrop ?
 	       "a tc u32 filter dropping PSNs" : "nothing");
-	list = ibv_get_device_list(&ndev);
-	if (!list) {
-		fprintf(stderr, "uc_netem: ibv_get_device_list: %s\n",
-			strerror(errno));
-		printf("1..0 # SKIP no RDMA devices\n");
-		return VU_EXIT_SKIP;
-	}
-	ret = setup(list, ndev);
+	ret = setup();
 	if (ret) {
 		teardown();
-		ibv_free_device_list(list);
 		return ret == VU_EXIT_SKIP ? VU_EXIT_SKIP : 1;
 	}
 
@@ -1372,6 +1363,5 @@ int main(int argc, char **argv)
 	ret = vu_ktap_finish(t0);
 	impair_off();
 	teardown();
-	ibv_free_device_list(list);
 	return ret;
 }

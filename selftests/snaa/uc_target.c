@@ -55,6 +55,7 @@
 #include <infiniband/verbs.h>
 
 #include "crc32_le.h"
+#include "snaa_dev.h"
 #include "snaa_opt.h"
 #include "verbs_util.h"
 
@@ -277,33 +278,15 @@ static int post_recv(unsigned int n)
 
 static int setup(void)
 {
-	struct ibv_device **list;
 	struct ibv_port_attr port;
 	struct ibv_qp_cap cap = { 0 };
 	union ibv_gid sgid, dgid;
-	int n, i, gid_idx, ret;
+	int gid_idx, ret;
 	size_t k;
 
-	list = ibv_get_device_list(&n);
-	if (!list) {
-		perror("uc_target: ibv_get_device_list");
+	ctx = snaa_dev_open("uc_target", opt.dev);
+	if (!ctx)
 		return -1;
-	}
-	for (i = 0; i < n; i++)
-		if (!strcmp(ibv_get_device_name(list[i]), opt.dev))
-			break;
-	if (i == n) {
-		fprintf(stderr, "uc_target: no RDMA device %s\n", opt.dev);
-		ibv_free_device_list(list);
-		return -1;
-	}
-	ctx = ibv_open_device(list[i]);
-	ibv_free_device_list(list);
-	if (!ctx) {
-		fprintf(stderr, "uc_target: ibv_open_device(%s): %s\n",
-			opt.dev, strerror(errno));
-		return -1;
-	}
 	ret = ibv_query_port(ctx, VU_PORT, &port);
 	if (ret) {
 		fprintf(stderr, "uc_target: ibv_query_port: %s\n",

@@ -4549,7 +4549,7 @@ static int vt_open(struct vu_dev *d, const struct vu_dev *tmpl)
 	int ret;
 
 	*d = *tmpl;
-	ret = vu_dev_open_named(d);
+	ret = vu_dev_open(d);
 	return ret == VU_EXIT_SKIP ? 1 : ret;
 }
 

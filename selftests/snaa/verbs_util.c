@@ -15,6 +15,7 @@
 #include <unistd.h>
 #include <sys/ioctl.h>
 
+#include "snaa_dev.h"
 #include "snaa_opt.h"
 #include "verbs_util.h"
 
@@ -346,36 +347,13 @@ static int pick_gid(struct vu_dev *d)
 	return 0;
 }
 
-int vu_dev_open(struct vu_dev *d, struct ibv_device **list, int ndev)
+int vu_dev_open(struct vu_dev *d)
 {
-	struct ibv_device *dev = NULL;
-	int i, ret;
+	int ret;
 
-	for (i = 0; i < ndev; i++)
-		if (!strcmp(ibv_get_device_name(list[i]), d->name))
-			dev = list[i];
-	if (!dev) {
-		char names[256] = "";
-		size_t o = 0;
-
-		for (i = 0; i < ndev && o < sizeof(names); i++)
-			o += (size_t)snprintf(names + o, sizeof(names) - o,
-					      " %s",
-					      ibv_get_device_name(list[i]));
-		fprintf(stderr, "%s: device %s not found: create it with 'rdma "
-			"link add %s type snaa netdev IFACE' (or type rxe); "
-			"present:%s\n", PROG, d->name, d->name,
-			ndev ? names : " none");
-		return VU_EXIT_SKIP;
-	}
-	d->ctx = ibv_open_device(dev);
-	if (!d->ctx) {
-		fprintf(stderr, "%s: cannot open %s: %s (is a user space "
-			"provider for it installed? RDMAV_DRIVERS? see "
-			"ibv_devinfo -d %s)\n", PROG, d->name, strerror(errno),
-			d->name);
-		return -1;
-	}
+	d->ctx = snaa_dev_open(PROG, d->name);
+	if (!d->ctx)
+		return errno == ENODEV ? VU_EXIT_SKIP : -1;
 	ret = ibv_query_port(d->ctx, VU_PORT, &d->port);
 	if (ret) {
 		fprintf(stderr, "%s: %s: ibv_query_port(%d): %s\n", PROG,
@@ -402,22 +380,6 @@ int vu_dev_open(struct vu_dev *d, struct ibv_device **list, int ndev)
 		return -1;
 	}
 	return 0;
-}
-
-int vu_dev_open_named(struct vu_dev *d)
-{
-	struct ibv_device **list;
-	int ndev = 0, ret;
-
-	list = ibv_get_device_list(&ndev);
-	if (!list) {
-		fprintf(stderr, "%s: ibv_get_device_list: %s (is ib_uverbs "
-			"loaded?)\n", PROG, strerror(errno));
-		return VU_EXIT_SKIP;
-	}
-	ret = vu_dev_open(d, list, ndev);
-	ibv_free_device_list(list);
-	return ret == VU_EXIT_SKIP ? ret : ret ? -1 : 0;
 }
 
 void vu_dev_close(struct vu_dev *d)

@@ -144,23 +144,16 @@ struct vu_dev {
 #define VU_DEV_INIT(l)	{ .label = (l), .gid_idx = -1 }
 
 /*
- * Find d->name in list (from ibv_get_device_list(), ndev entries), open
- * it, check that port VU_PORT is an ACTIVE Ethernet (RoCE) port, pick
- * the GID (d->gid_idx if >= 0, which must exist, else the first one of
- * kind d->gid_kind; the hint names the option --gid-<label>) and
- * allocate a PD.  Returns 0, -1 on an error, VU_EXIT_SKIP if there is no
- * such device; the reason is printed on stderr.
+ * Open the device d->name (userspace/common's snaa_dev_open()), check that
+ * port VU_PORT is an ACTIVE Ethernet (RoCE) port, pick the GID
+ * (d->gid_idx if >= 0, which must exist, else the first one of kind
+ * d->gid_kind; the hint names the option --gid-<label>) and allocate a
+ * PD.  Returns 0, -1 on an error, VU_EXIT_SKIP if there is no such device
+ * (or no RDMA device at all); the reason is printed on stderr.
  */
-int vu_dev_open(struct vu_dev *d, struct ibv_device **list, int ndev);
+int vu_dev_open(struct vu_dev *d);
 
 /* Free what vu_dev_open() allocated; d may be partly opened. */
-/*
- * vu_dev_open() with a device list of its own: 0, VU_EXIT_SKIP if the
- * device (or any RDMA device) is missing, -1 if the setup failed (said on
- * stderr).
- */
-int vu_dev_open_named(struct vu_dev *d);
-
 void vu_dev_close(struct vu_dev *d);
 
 /*

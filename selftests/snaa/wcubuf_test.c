@@ -792,27 +792,20 @@ static void case_wrap(void)
 int main(int argc, char **argv)
 {
 	const uint32_t nslots = 8;
-	struct ibv_device **list;
 	struct counters c0;
 	struct emu e;
 	struct worker w;
 	double t0 = vu_now();
-	int ndev = 0, ret;
+	int ret;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	parse_args(argc, argv);
 	printf("KTAP version 1\n");
 	printf("# wcubuf_test: worker %s, WCU.BUF %s, F %u\n", opt.a.name,
 	       opt.b.name, opt.frame);
-	list = ibv_get_device_list(&ndev);
-	if (!list) {
-		printf("1..0 # SKIP no RDMA devices\n");
-		return VU_EXIT_SKIP;
-	}
-	ret = vu_dev_open(&opt.a, list, ndev);
+	ret = vu_dev_open(&opt.a);
 	if (!ret)
-		ret = vu_dev_open(&opt.b, list, ndev);
-	ibv_free_device_list(list);
+		ret = vu_dev_open(&opt.b);
 	if (ret) {
 		if (ret == VU_EXIT_SKIP)
 			printf("1..0 # SKIP device missing\n");

@@ -5,7 +5,7 @@
  * addresses and their kinds, and the command line helpers: what they
  * accept, and that what they refuse ends the program with status 2 and
  * the one message format (each refusal runs in a child process, since
- * the helpers exit).  KTAP.
+ * the helpers exit); opening a device that is not there.  KTAP.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -16,10 +16,11 @@
 
 #include "../../tests/lib/ktap.h"
 #include "snaa_crc32c.h"
+#include "snaa_dev.h"
 #include "snaa_gid.h"
 #include "snaa_opt.h"
 
-#define PLAN	31
+#define PLAN	32
 
 static void test_crc(void)
 {
@@ -208,11 +209,53 @@ static void test_gid(void)
 	       "no address (198.18.0.256, empty, a name): -1, the GID zeroed");
 }
 
+/*
+ * No such device (the host has no RDMA device of that name, or none at
+ * all): NULL, errno ENODEV, and one message on stderr that starts with
+ * the program's name and says what to do.
+ */
+static void test_dev(void)
+{
+	char out[512];
+	struct ibv_context *ctx;
+	int fd[2], saved, err, ok;
+	ssize_t n;
+
+	if (pipe(fd)) {
+		result(0, "snaa_dev_open: no such device (pipe: %s)",
+		       strerror(errno));
+		return;
+	}
+	fflush(stderr);
+	saved = dup(2);
+	dup2(fd[1], 2);
+	close(fd[1]);
+	errno = 0;
+	ctx = snaa_dev_open("tdev", "snaa-no-such-device");
+	err = errno;
+	fflush(stderr);
+	dup2(saved, 2);
+	close(saved);
+	n = read(fd[0], out, sizeof(out) - 1);
+	close(fd[0]);
+	out[n > 0 ? n : 0] = 0;
+	if (ctx)
+		ibv_close_device(ctx);
+	ok = !ctx && err == ENODEV && !strncmp(out, "tdev: ", 6) &&
+	     strstr(out, "rdma link add snaa-no-such-device type snaa") &&
+	     strchr(out, '\n') == out + strlen(out) - 1;
+	if (!ok)
+		diag("got %p, errno %d, stderr: %s", (void *)ctx, err, out);
+	result(ok, "snaa_dev_open: no such device: NULL, ENODEV, one line that "
+	       "says how to create it");
+}
+
 int main(void)
 {
 	ktap_plan(PLAN);
 	test_crc();
 	test_opt();
 	test_gid();
+	test_dev();
 	return test_finish("common", PLAN);
 }

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "snaa_dev.h"
 #include "wcubuf_tool.h"
 
 long long wcu_frame_size_opt(const char *s)
@@ -62,40 +63,13 @@ char *wcu_gid_str(const void *gid, char *buf)
 int wcu_open(struct wcu_dev *d, const char *name, int port, int gid_index,
 	     const union ibv_gid *like)
 {
-	struct ibv_device **list;
 	struct ibv_gid_entry e;
-	int n, i;
+	int i;
 
 	memset(d, 0, sizeof(*d));
-	list = ibv_get_device_list(&n);
-	if (!list || !n) {
-		fprintf(stderr, "%s: no RDMA device found (load snaa or "
-			"rdma_rxe and add a link: rdma link add ...)\n",
-			wcu_prog);
-		if (list)
-			ibv_free_device_list(list);
+	d->ctx = snaa_dev_open(wcu_prog, name);
+	if (!d->ctx)
 		return -1;
-	}
-	for (i = 0; i < n; i++)
-		if (!name || !strcmp(ibv_get_device_name(list[i]), name))
-			break;
-	if (i == n || (!name && n > 1)) {
-		fprintf(stderr, "%s: %s; pick one of these with --dev:",
-			wcu_prog, name ? "no such RDMA device" :
-					 "several RDMA devices");
-		for (i = 0; i < n; i++)
-			fprintf(stderr, " %s", ibv_get_device_name(list[i]));
-		fputc('\n', stderr);
-		ibv_free_device_list(list);
-		return -1;
-	}
-	d->ctx = ibv_open_device(list[i]);
-	ibv_free_device_list(list);
-	if (!d->ctx) {
-		fprintf(stderr, "%s: cannot open %s: %s\n", wcu_prog,
-			name ? name : "the RDMA device", strerror(errno));
-		return -1;
-	}
 	d->port_num = (uint8_t)port;
 	if (ibv_query_port(d->ctx, d->port_num, &d->port)) {
 		fprintf(stderr, "%s: %s has no port %d (--ib-port)\n", wcu_prog,
