@@ -10,7 +10,6 @@
 #include <arpa/inet.h>
 #include <endian.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <netdb.h>
 #include <stdlib.h>
 #include <string.h>
@@ -73,14 +72,8 @@ int naaice_init_communication_context(
 		ctx->mr_local_data[i + 1].write = true;
 		ctx->mr_local_data[i + 1].flags = MRFLAG_INPUT;
 	}
-	ctx->ev_channel = rdma_create_event_channel();
-	if (!ctx->ev_channel ||
-	    fcntl(ctx->ev_channel->fd, F_SETFL,
-		  fcntl(ctx->ev_channel->fd, F_GETFL) | O_NONBLOCK)) {
-		naaice_err("cannot create an rdma_cm event channel: %s "
-			   "(is rdma_ucm loaded?)", strerror(errno));
+	if (naaice_cm_channel(ctx))
 		goto fail;
-	}
 	if (rdma_create_id(ctx->ev_channel, &ctx->id, ctx, RDMA_PS_TCP)) {
 		naaice_err("cannot create an rdma_cm id: %s", strerror(errno));
 		goto fail;
@@ -151,12 +144,7 @@ int naaice_handle_addr_resolved(struct naaice_communication_context *ctx,
 int naaice_handle_route_resolved(struct naaice_communication_context *ctx,
 				 struct rdma_cm_event *ev)
 {
-	struct rdma_conn_param cp = {
-		.responder_resources = 1,
-		.initiator_depth = 1,
-		.retry_count = 7,
-		.rnr_retry_count = 6,
-	};
+	struct rdma_conn_param cp = naaice_conn_param();
 
 	if (!ev->id || ev->event != RDMA_CM_EVENT_ROUTE_RESOLVED)
 		return 0;
@@ -464,14 +452,8 @@ int naaice_handle_work_completion(struct ibv_wc *wc,
 	uint32_t imm;
 	int rc = 0;
 
-	if (wc->status != IBV_WC_SUCCESS) {
-		if (wc->status != IBV_WC_WR_FLUSH_ERR)
-			naaice_err("work request %llu failed: %s",
-				   (unsigned long long)wc->wr_id,
-				   ibv_wc_status_str(wc->status));
-		ctx->state = ERROR;
-		return naaice_fail(ctx, NAAICE_ERR_TRANSFER);
-	}
+	if (naaice_wc_failed(ctx, wc))
+		return -1;
 	switch (wc->wr_id) {
 	case NAAICE_WRID_MRSP_SEND:
 		ctx->mrsp_sent = true;
@@ -585,69 +567,24 @@ int naaice_post_recv_data(struct naaice_communication_context *ctx)
 int naaice_write_data(struct naaice_communication_context *ctx,
 		      uint8_t fncode)
 {
-	unsigned int base = naaice_base(ctx), n = 0;
-	struct ibv_send_wr *wr, *bad;
-	struct ibv_sge *sge;
-	int rc;
+	unsigned int base = naaice_base(ctx);
+	struct naaice_writes w;
 
 	if (ctx->state < MRSP_DONE || !ctx->mr_peer_data) {
 		naaice_err("data transfer before the MRSP");
 		return naaice_fail(ctx, NAAICE_ERR_USAGE);
 	}
-	wr = calloc(ctx->no_local_mrs, sizeof(*wr));
-	sge = calloc(ctx->no_local_mrs, sizeof(*sge));
-	if (!wr || !sge) {
-		free(wr);
-		free(sge);
-		return naaice_fail(ctx, NAAICE_ERR_SYSTEM);
-	}
-	ctx->state = DATA_SENDING;
-	ctx->rdma_writes_done = 0;
-	for (unsigned int i = base; fncode && i < ctx->no_local_mrs; i++) {
-		struct naaice_mr_local *l = &ctx->mr_local_data[i];
-		struct naaice_mr_peer *p = &ctx->mr_peer_data[i - base];
-
-		if (ctx->wire == NAAICE_WIRE_UPSTREAM &&
-		    !(l->flags & MRFLAG_INPUT))
-			continue;
-		sge[n].addr = (uintptr_t)l->addr;
-		sge[n].length = (uint32_t)l->size;
-		sge[n].lkey = l->ibv->lkey;
-		wr[n].wr_id = NAAICE_WRID_WRITE;
-		wr[n].opcode = IBV_WR_RDMA_WRITE;
-		wr[n].sg_list = &sge[n];
-		wr[n].num_sge = 1;
-		wr[n].wr.rdma.remote_addr = p->addr;
-		wr[n].wr.rdma.rkey = p->rkey;
-		if (n)
-			wr[n - 1].next = &wr[n];
-		n++;
-	}
-	if (!n) {
-		/* function code 0: a host-side error, a bare immediate */
-		wr[0].wr_id = NAAICE_WRID_WRITE;
-		wr[0].wr.rdma.remote_addr = ctx->mr_peer_data[0].addr;
-		wr[0].wr.rdma.rkey = ctx->mr_peer_data[0].rkey;
-		n = 1;
-	}
+	w.first = w.peer_base = base;
+	/* upstream: only the regions the NAA reads (function code 0: none) */
+	w.need_flag = ctx->wire == NAAICE_WIRE_UPSTREAM ? MRFLAG_INPUT : 0;
+	w.only = -1;
+	w.bare = !fncode;
+	w.bare_peer = 0;
 	/* The last write carries the function code and wakes the NAA. */
-	wr[n - 1].opcode = IBV_WR_RDMA_WRITE_WITH_IMM;
-	wr[n - 1].send_flags = IBV_SEND_SOLICITED;
-	if (ctx->wire == NAAICE_WIRE_SPEC)
-		wr[n - 1].imm_data = htonl(fncode);
-	else
-		wr[n - 1].imm_data = htonl((ctx->imm_user & 0xffffff) << 8 |
-					   0x80 | (fncode & 0x7f));
-	ctx->writes_posted = (uint8_t)n;
-	rc = ibv_post_send(ctx->qp, wr, &bad);
-	free(wr);
-	free(sge);
-	if (rc) {
-		naaice_err("posting the data writes failed: %s", strerror(rc));
-		ctx->state = ERROR;
-		return naaice_fail(ctx, NAAICE_ERR_SYSTEM);
-	}
-	return 0;
+	w.imm = ctx->wire == NAAICE_WIRE_SPEC ? fncode :
+		(ctx->imm_user & 0xffffff) << 8 | 0x80 | (fncode & 0x7f);
+	w.what = "data";
+	return naaice_post_writes(ctx, &w);
 }
 
 int naaice_init_data_transfer(struct naaice_communication_context *ctx)
@@ -686,10 +623,6 @@ int naaice_do_data_transfer(struct naaice_communication_context *ctx)
 
 int naaice_disconnect_and_cleanup(struct naaice_communication_context *ctx)
 {
-	if (!ctx)
-		return 0;
-	if (ctx->qp && ctx->state != DISCONNECTED && ctx->state >= CONNECTED)
-		rdma_disconnect(ctx->id);
-	naaice_destroy(ctx);
+	naaice_close(ctx);
 	return 0;
 }

@@ -335,6 +335,119 @@ int naaice_handle_cm_async(struct naaice_communication_context *ctx,
 	}
 }
 
+/* The rdma_cm event channel of @ctx, non-blocking. */
+int naaice_cm_channel(struct naaice_communication_context *ctx)
+{
+	ctx->ev_channel = rdma_create_event_channel();
+	if (!ctx->ev_channel || naaice_set_nonblock(ctx->ev_channel->fd)) {
+		naaice_err("cannot create an rdma_cm event channel: %s "
+			   "(is rdma_ucm loaded?)", strerror(errno));
+		return naaice_fail(ctx, NAAICE_ERR_SYSTEM);
+	}
+	return 0;
+}
+
+/*
+ * A failed work completion ends the connection's transfers: -1 (the
+ * context in ERROR, NAAICE_ERR_TRANSFER), or 0 if @wc succeeded.  A
+ * flushed WR is no news of its own: the error that flushed it was said.
+ */
+int naaice_wc_failed(struct naaice_communication_context *ctx,
+		     const struct ibv_wc *wc)
+{
+	if (wc->status == IBV_WC_SUCCESS)
+		return 0;
+	if (wc->status != IBV_WC_WR_FLUSH_ERR)
+		naaice_err("work request %llu failed: %s",
+			   (unsigned long long)wc->wr_id,
+			   ibv_wc_status_str(wc->status));
+	ctx->state = ERROR;
+	return naaice_fail(ctx, NAAICE_ERR_TRANSFER);
+}
+
+/* Disconnect (if connected) and free everything of @ctx. */
+void naaice_close(struct naaice_communication_context *ctx)
+{
+	if (!ctx)
+		return;
+	if (ctx->qp && ctx->state != DISCONNECTED && ctx->state >= CONNECTED)
+		rdma_disconnect(ctx->id);
+	naaice_destroy(ctx);
+}
+
+/**
+ * naaice_post_writes() - post the RDMA WRITEs of one transfer
+ * @ctx: the connection, its peer's regions known (MRSP done)
+ * @w: which local regions go where, and the immediate
+ *
+ * One WRITE per selected local region, chained; the last one is a WRITE
+ * WITH IMM, SOLICITED, carrying @w->imm, which wakes the peer.  With no
+ * region selected, that is a zero-length WRITE WITH IMM to the peer's
+ * region @w->bare_peer.  The context goes to DATA_SENDING.
+ *
+ * Return: 0, or -1 (NAAICE_ERR_SYSTEM; the context in ERROR if posting
+ * failed).
+ */
+int naaice_post_writes(struct naaice_communication_context *ctx,
+		       const struct naaice_writes *w)
+{
+	struct ibv_send_wr *wr, *bad;
+	struct ibv_sge *sge;
+	unsigned int i, n = 0;
+	int rc;
+
+	wr = calloc(ctx->no_local_mrs ? ctx->no_local_mrs : 1, sizeof(*wr));
+	sge = calloc(ctx->no_local_mrs ? ctx->no_local_mrs : 1, sizeof(*sge));
+	if (!wr || !sge) {
+		free(wr);
+		free(sge);
+		return naaice_fail(ctx, NAAICE_ERR_SYSTEM);
+	}
+	ctx->state = DATA_SENDING;
+	ctx->rdma_writes_done = 0;
+	for (i = w->first; !w->bare && i < ctx->no_local_mrs; i++) {
+		const struct naaice_mr_local *l = &ctx->mr_local_data[i];
+		const struct naaice_mr_peer *p;
+
+		if ((w->only >= 0 && i != (unsigned int)w->only) ||
+		    (w->need_flag && !(l->flags & w->need_flag)))
+			continue;
+		p = &ctx->mr_peer_data[i - w->peer_base];
+		sge[n].addr = (uintptr_t)l->addr;
+		sge[n].length = (uint32_t)l->size;
+		sge[n].lkey = l->ibv->lkey;
+		wr[n].wr_id = NAAICE_WRID_WRITE;
+		wr[n].opcode = IBV_WR_RDMA_WRITE;
+		wr[n].sg_list = &sge[n];
+		wr[n].num_sge = 1;
+		wr[n].wr.rdma.remote_addr = p->addr;
+		wr[n].wr.rdma.rkey = p->rkey;
+		if (n)
+			wr[n - 1].next = &wr[n];
+		n++;
+	}
+	if (!n) {
+		wr[0].wr_id = NAAICE_WRID_WRITE;
+		wr[0].wr.rdma.remote_addr = ctx->mr_peer_data[w->bare_peer].addr;
+		wr[0].wr.rdma.rkey = ctx->mr_peer_data[w->bare_peer].rkey;
+		n = 1;
+	}
+	wr[n - 1].opcode = IBV_WR_RDMA_WRITE_WITH_IMM;
+	wr[n - 1].send_flags = IBV_SEND_SOLICITED;
+	wr[n - 1].imm_data = htonl(w->imm);
+	ctx->writes_posted = (uint8_t)n;
+	rc = ibv_post_send(ctx->qp, wr, &bad);
+	free(wr);
+	free(sge);
+	if (rc) {
+		naaice_err("posting the %s writes failed: %s", w->what,
+			   strerror(rc));
+		ctx->state = ERROR;
+		return naaice_fail(ctx, NAAICE_ERR_SYSTEM);
+	}
+	return 0;
+}
+
 int naaice_wait_cm_event(struct naaice_communication_context *ctx,
 			 struct rdma_cm_event **ev, int timeout_ms)
 {

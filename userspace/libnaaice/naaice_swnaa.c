@@ -16,25 +16,11 @@
 #include <arpa/inet.h>
 #include <endian.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <netinet/in.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "naaice_int.h"
-
-static int naaice_swnaa_channel(struct naaice_communication_context *ctx)
-{
-	ctx->ev_channel = rdma_create_event_channel();
-	if (!ctx->ev_channel ||
-	    fcntl(ctx->ev_channel->fd, F_SETFL,
-		  fcntl(ctx->ev_channel->fd, F_GETFL) | O_NONBLOCK)) {
-		naaice_err("cannot create an rdma_cm event channel: %s "
-			   "(is rdma_ucm loaded?)", strerror(errno));
-		return naaice_fail(ctx, NAAICE_ERR_SYSTEM);
-	}
-	return 0;
-}
 
 int naaice_swnaa_init_communication_context(
 	struct naaice_communication_context **comm_ctx, uint16_t port)
@@ -59,7 +45,7 @@ int naaice_swnaa_init_communication_context(
 		return -1;
 	}
 	ctx->is_server = true;
-	if (naaice_swnaa_channel(ctx))
+	if (naaice_cm_channel(ctx))
 		goto fail;
 	if (rdma_create_id(ctx->ev_channel, &ctx->id, ctx, RDMA_PS_TCP)) {
 		naaice_err("cannot create an rdma_cm id: %s", strerror(errno));
@@ -105,7 +91,7 @@ int naaice_swnaa_accept(struct naaice_communication_context *listener,
 	id = ev->id;
 	rdma_ack_cm_event(ev);
 	c = naaice_ctx_alloc();
-	if (!c || naaice_swnaa_channel(c) ||
+	if (!c || naaice_cm_channel(c) ||
 	    rdma_migrate_id(id, c->ev_channel)) {
 		naaice_err("cannot take the connection: %s", strerror(errno));
 		rdma_reject(id, NULL, 0);
@@ -167,12 +153,7 @@ int naaice_swnaa_poll_and_handle_connection_event(
 
 static int naaice_swnaa_accept_now(struct naaice_communication_context *ctx)
 {
-	struct rdma_conn_param cp = {
-		.responder_resources = 1,
-		.initiator_depth = 1,
-		.retry_count = 7,
-		.rnr_retry_count = 6,
-	};
+	struct rdma_conn_param cp = naaice_conn_param();
 
 	if (naaice_create_resources(ctx) || naaice_swnaa_init_mrsp(ctx)) {
 		rdma_reject(ctx->id, NULL, 0);
@@ -395,14 +376,8 @@ int naaice_swnaa_handle_work_completion(struct ibv_wc *wc,
 	struct naaice_mrsp_msg hdr;
 	uint32_t imm;
 
-	if (wc->status != IBV_WC_SUCCESS) {
-		if (wc->status != IBV_WC_WR_FLUSH_ERR)
-			naaice_err("work request %llu failed: %s",
-				   (unsigned long long)wc->wr_id,
-				   ibv_wc_status_str(wc->status));
-		ctx->state = ERROR;
-		return naaice_fail(ctx, NAAICE_ERR_TRANSFER);
-	}
+	if (naaice_wc_failed(ctx, wc))
+		return -1;
 	switch (wc->wr_id) {
 	case NAAICE_WRID_MRSP_RECV:
 		ctx->state = MRSP_RECEIVING;
@@ -542,65 +517,24 @@ int naaice_swnaa_handle_metadata(struct naaice_communication_context *ctx)
 int naaice_swnaa_write_data(struct naaice_communication_context *ctx,
 			    uint8_t errorcode)
 {
-	unsigned int n = 0, ret = ctx->mr_return_idx;
-	struct ibv_send_wr *wr, *bad;
-	struct ibv_sge *sge;
-	int rc;
+	unsigned int ret = ctx->mr_return_idx;
+	struct naaice_writes w;
 
 	if (!ctx->no_peer_mrs)
 		return naaice_fail(ctx, NAAICE_ERR_USAGE);
 	if (ret >= ctx->no_peer_mrs)
 		ret = ctx->no_peer_mrs > 1 ? 1 : 0;
-	wr = calloc(ctx->no_local_mrs, sizeof(*wr));
-	sge = calloc(ctx->no_local_mrs, sizeof(*sge));
-	if (!wr || !sge) {
-		free(wr);
-		free(sge);
-		return naaice_fail(ctx, NAAICE_ERR_SYSTEM);
-	}
-	ctx->state = DATA_SENDING;
-	ctx->rdma_writes_done = 0;
-	for (unsigned int i = 0; !errorcode && i < ctx->no_local_mrs; i++) {
-		struct naaice_mr_local *l = &ctx->mr_local_data[i];
-
-		if (ctx->wire == NAAICE_WIRE_SPEC ? i != ret :
-		    !(l->flags & MRFLAG_OUTPUT))
-			continue;
-		sge[n].addr = (uintptr_t)l->addr;
-		sge[n].length = (uint32_t)l->size;
-		sge[n].lkey = l->ibv->lkey;
-		wr[n].wr_id = NAAICE_WRID_WRITE;
-		wr[n].opcode = IBV_WR_RDMA_WRITE;
-		wr[n].sg_list = &sge[n];
-		wr[n].num_sge = 1;
-		wr[n].wr.rdma.remote_addr = ctx->mr_peer_data[i].addr;
-		wr[n].wr.rdma.rkey = ctx->mr_peer_data[i].rkey;
-		if (n)
-			wr[n - 1].next = &wr[n];
-		n++;
-	}
-	if (!n) {
-		/* an error: a zero-length write carrying the code */
-		wr[0].wr_id = NAAICE_WRID_WRITE;
-		wr[0].wr.rdma.remote_addr = ctx->mr_peer_data[ret].addr;
-		wr[0].wr.rdma.rkey = ctx->mr_peer_data[ret].rkey;
-		n = 1;
-	}
-	wr[n - 1].opcode = IBV_WR_RDMA_WRITE_WITH_IMM;
-	wr[n - 1].send_flags = IBV_SEND_SOLICITED;
-	wr[n - 1].imm_data = htonl(ctx->wire == NAAICE_WIRE_SPEC ?
-				   errorcode : (uint32_t)errorcode << 8);
-	ctx->writes_posted = (uint8_t)n;
-	rc = ibv_post_send(ctx->qp, wr, &bad);
-	free(wr);
-	free(sge);
-	if (rc) {
-		naaice_err("posting the result writes failed: %s",
-			   strerror(rc));
-		ctx->state = ERROR;
-		return naaice_fail(ctx, NAAICE_ERR_SYSTEM);
-	}
-	return 0;
+	w.first = w.peer_base = 0;
+	/* the spec: the one return region; upstream: the output regions */
+	w.need_flag = ctx->wire == NAAICE_WIRE_SPEC ? 0 : MRFLAG_OUTPUT;
+	w.only = ctx->wire == NAAICE_WIRE_SPEC ? (int)ret : -1;
+	/* an error: a zero-length write carrying the code */
+	w.bare = errorcode != 0;
+	w.bare_peer = ret;
+	w.imm = ctx->wire == NAAICE_WIRE_SPEC ? errorcode :
+						(uint32_t)errorcode << 8;
+	w.what = "result";
+	return naaice_post_writes(ctx, &w);
 }
 
 static int naaice_swnaa_sent(struct naaice_communication_context *ctx)
@@ -622,10 +556,6 @@ int naaice_swnaa_write_data_transfer(struct naaice_communication_context *ctx,
 
 int naaice_swnaa_disconnect_and_cleanup(struct naaice_communication_context *ctx)
 {
-	if (!ctx)
-		return 0;
-	if (ctx->qp && ctx->state != DISCONNECTED && ctx->state >= CONNECTED)
-		rdma_disconnect(ctx->id);
-	naaice_destroy(ctx);
+	naaice_close(ctx);
 	return 0;
 }
