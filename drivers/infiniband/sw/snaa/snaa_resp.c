@@ -908,11 +908,26 @@ static void snaa_rc_rnr(struct snaa_qp *qp, const struct snaa_pkt *pkt)
 	qp->recv.nak_sent = true;
 }
 
+/*
+ * An RC request packet was placed: the MSN counts a message it ends, the
+ * expected PSN moves past it, and it is acknowledged if the requester
+ * asked (the AckReq bit).
+ */
+static void snaa_rc_accepted(struct snaa_qp *qp, const struct snaa_pkt *pkt)
+{
+	struct snaa_recv_state *r = &qp->recv;
+
+	if (pkt->op->flags & SNAA_OPF_END)
+		r->msn++;
+	r->epsn = snaa_psn_add(r->epsn, 1);
+	if (pkt->bth.ack_req)
+		snaa_resp_ack(qp, pkt->bth.psn);
+}
+
 static enum snaa_counter snaa_rc_write(struct snaa_qp *qp,
 				       const struct snaa_pkt *pkt,
 				       struct sk_buff *skb)
 {
-	struct snaa_recv_state *r = &qp->recv;
 	u32 flags = pkt->op->flags;
 	enum snaa_counter drop;
 	bool class_c;
@@ -944,11 +959,7 @@ static enum snaa_counter snaa_rc_write(struct snaa_qp *qp,
 				IB_EVENT_QP_ACCESS_ERR);
 		return drop;
 	}
-	if (flags & SNAA_OPF_END)
-		r->msn++;
-	r->epsn = snaa_psn_add(r->epsn, 1);
-	if (pkt->bth.ack_req)
-		snaa_resp_ack(qp, pkt->bth.psn);
+	snaa_rc_accepted(qp, pkt);
 	return 0;
 }
 
@@ -956,7 +967,6 @@ static enum snaa_counter snaa_rc_send(struct snaa_qp *qp,
 				      const struct snaa_pkt *pkt,
 				      struct sk_buff *skb)
 {
-	struct snaa_recv_state *r = &qp->recv;
 	enum snaa_counter drop;
 	u8 status;
 
@@ -981,11 +991,7 @@ static enum snaa_counter snaa_rc_send(struct snaa_qp *qp,
 				IB_EVENT_QP_FATAL : IB_EVENT_QP_REQ_ERR);
 		return drop;
 	}
-	if (pkt->op->flags & SNAA_OPF_END)
-		r->msn++;
-	r->epsn = snaa_psn_add(r->epsn, 1);
-	if (pkt->bth.ack_req)
-		snaa_resp_ack(qp, pkt->bth.psn);
+	snaa_rc_accepted(qp, pkt);
 	return 0;
 }
 
