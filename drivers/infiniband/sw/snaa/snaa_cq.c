@@ -251,6 +251,15 @@ int snaa_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata)
 	uresp.num_cqe = nq.num;
 	uresp.ring_size = nq.size;
 
+	/*
+	 * The completions of WRs posted before the resize count: a send
+	 * queue the doorbell handed to the work queue (another CPU's) may
+	 * not have run yet, and a resize below what the CQ then holds must
+	 * fail as if the doorbell had run it itself (as rdma_rxe, which
+	 * runs the requester in the caller, does).
+	 */
+	flush_workqueue(snaa_wq);
+
 	spin_lock_irqsave(&cq->lock, flags);
 	cons = snaa_ring_consumer(&cq->q);
 	if (cq->q.kidx - cons > cq->q.num)	/* bogus index from user space */
