@@ -24,6 +24,7 @@ SNAA_TEST_DIR=$SNAA_SCRIPT_DIR
 [ -f "$SNAA_TEST_DIR/lib.sh" ] || SNAA_TEST_DIR=${SNAA_TEST_DIR%/*}
 SNAA_TOP=${SNAA_TOP:-$(cd "$SNAA_TEST_DIR/../.." && pwd)}
 SNAA_LIB=$SNAA_TEST_DIR/lib
+[ -f "$SNAA_LIB/ktap.sh" ] || SNAA_LIB=$SNAA_TOP/selftests/snaa/lib
 
 # snaa_all_tests: every test's path in the collection (TEST_PROGS of the
 # Makefile, then of each of its SUBDIRS), in that order.
@@ -48,7 +49,6 @@ snaa_where_mode() {
 	*) echo snaa ;;
 	esac
 }
-[ -f "$SNAA_LIB/ktap.sh" ] || SNAA_LIB=$SNAA_TOP/selftests/snaa/lib
 
 # shellcheck source=lib/ktap.sh
 . "$SNAA_LIB/ktap.sh"
