@@ -163,17 +163,20 @@ struct snaa_sqe {
 	__u32 rkey;
 	__u32 inline_len;
 	union {
-		struct {		/* UD */
+		/* UD */
+		struct {
 			__u32 ah_handle;	/* snaa_uresp_create_ah.ahn */
 			__u32 remote_qpn;
 			__u32 remote_qkey;
 			__u32 reserved;
 		};
-		struct {		/* atomics */
+		/* atomics */
+		struct {
 			__aligned_u64 compare_add;
 			__aligned_u64 swap;
 		};
-		struct {		/* BIND_MW */
+		/* BIND_MW */
+		struct {
 			__aligned_u64 length;
 			__u32 mr_lkey;
 			__u32 access;
