@@ -8,6 +8,10 @@
 # is a tmpfs, and switch_root's into it to run the in-guest runner whose
 # absolute path the host passes as "snaa_vm_runner=PATH" on the kernel
 # command line (the kernel hands unknown parameters to init as environment).
+# With "snaa_vm_host=DIR:DIR..." (selftests/vm/run --root), the share
+# "snaa-root" is another distribution's root and the host's root is the
+# share "snaa-host", of which only those directories are mounted, at the
+# same paths, each under an overlay of its own.
 #
 # Messages go to the kernel console (ttyS0), i.e. the host's log file.  On
 # any failure the VM is powered off without a result, which the host reports.
@@ -41,6 +45,19 @@ mount -t tmpfs -o mode=0755 tmpfs /rw || die "cannot mount tmpfs"
 mkdir -p /rw/upper /rw/work
 mount -t overlay -o lowerdir=/lower,upperdir=/rw/upper,workdir=/rw/work \
 	overlay /newroot || die "cannot mount the overlay root"
+
+if [ -n "$snaa_vm_host" ]; then
+	mkdir -p /host
+	mount -t 9p -o ro,trans=virtio,version=9p2000.L,msize=262144,cache=loose \
+		snaa-host /host || die "cannot mount the host root over 9p"
+	n=0
+	for d in $(echo "$snaa_vm_host" | tr : ' '); do
+		n=$((n + 1))
+		mkdir -p "/rw/host$n/upper" "/rw/host$n/work" "/newroot$d"
+		mount -t overlay -o "lowerdir=/host$d,upperdir=/rw/host$n/upper,workdir=/rw/host$n/work" \
+			overlay "/newroot$d" || die "cannot mount the host's $d"
+	done
+fi
 
 [ -n "$snaa_vm_runner" ] || die "no snaa_vm_runner= on the kernel command line"
 [ -f "/newroot$snaa_vm_runner" ] || die "runner $snaa_vm_runner not found"

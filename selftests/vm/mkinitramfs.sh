@@ -1,12 +1,14 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# mkinitramfs.sh KVER OUTPUT - build the tiny initramfs of the snaa test VM.
+# mkinitramfs.sh KVER OUTPUT [ROOT] - build the tiny initramfs of the snaa
+# test VM.
 #
 # The image holds a static busybox, /init (initramfs-init.sh from this
 # directory) and just the kernel modules needed to mount the host root over
 # virtio-9p with a tmpfs-backed overlay on top, plus virtio_console for the
-# command output channel.  Modules are taken from /lib/modules/KVER,
+# command output channel.  Modules are taken from ROOT/lib/modules/KVER
+# (ROOT: another distribution's root, default /),
 # dependencies are resolved through modules.dep and the load order is written
 # to /modules (one name per line, dependencies first).  Compressed modules
 # (.ko.xz, .ko.zst, .ko.gz) are decompressed because busybox insmod only
@@ -22,11 +24,11 @@ die() {
 	exit 1
 }
 
-[[ $# -eq 2 ]] || die "usage: $0 KVER OUTPUT"
+[[ $# -eq 2 || $# -eq 3 ]] || die "usage: $0 KVER OUTPUT [ROOT]"
 kver=$1
 output=$2
 here=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")" && pwd)
-moddir=/lib/modules/$kver
+moddir=${3:-}/lib/modules/$kver
 busybox=${SNAA_VM_BUSYBOX:-/bin/busybox}
 
 # What /init needs.  Anything built into the kernel is skipped.  configfs is
