@@ -15,12 +15,14 @@ set -eu
 # from linux-source-6.1 with flex, bison, bc and libelf (objtool); the
 # kernel's kselftest lib.mk installs with rsync; clang and
 # libclang-rt-14-dev: libFuzzer and the sanitizers (tests/fuzz);
-# python3-pyverbs: rdma-core's own test suite (selftests/snaa/interop/pyverbs.sh).
+# python3-pyverbs: rdma-core's own test suite (selftests/snaa/interop/pyverbs.sh);
+# debootstrap: the other distributions' roots (scripts/roots.sh).
 pkgs="build-essential pkg-config linux-headers-amd64 linux-image-amd64
 qemu-system-x86 busybox-static cpio kmod xz-utils sparse
 rdma-core libibverbs-dev librdmacm-dev ibverbs-utils rdmacm-utils
 perftest iproute2 procps clang libclang-rt-14-dev
-linux-source-6.1 flex bison bc libelf-dev rsync python3-pyverbs"
+linux-source-6.1 flex bison bc libelf-dev rsync python3-pyverbs
+debootstrap"
 
 bpo_list=/etc/apt/sources.list.d/snaa-bookworm-backports.list
 
@@ -47,15 +49,16 @@ if [ "$(id -u)" != 0 ]; then
 fi
 
 export DEBIAN_FRONTEND=noninteractive
+# DPkg::Lock::Timeout: wait for another apt or dpkg rather than fail.
 if [ -n "$need_bpo" ] && [ ! -e "$bpo_list" ] &&
    ! grep -rqsE '^[^#]*bookworm-backports' /etc/apt/sources.list /etc/apt/sources.list.d/; then
 	echo "deb http://deb.debian.org/debian bookworm-backports main" > "$bpo_list"
 fi
 echo "deps: installing:$missing${need_bpo:+ (and the 6.12 backports kernel)}"
-apt-get update -q
+apt-get -o DPkg::Lock::Timeout=900 update -q
 if [ -n "$missing" ]; then
 	# shellcheck disable=SC2086
-	apt-get install -y -q --no-install-recommends $missing
+	apt-get -o DPkg::Lock::Timeout=900 install -y -q --no-install-recommends $missing
 fi
 if [ -n "$need_bpo" ]; then
 	# The versioned package the backports meta-package points at, e.g.
@@ -74,6 +77,6 @@ if [ -n "$need_bpo" ]; then
 		bpo_pkgs="$bpo_pkgs $p"
 	done
 	# shellcheck disable=SC2086
-	apt-get install -y -q --no-install-recommends \
+	apt-get -o DPkg::Lock::Timeout=900 install -y -q --no-install-recommends \
 		-o APT::Get::Upgrade-By-Source-Package=false $bpo_pkgs
 fi
