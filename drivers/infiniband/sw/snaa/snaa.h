@@ -817,7 +817,9 @@ int snaa_alloc_pd(struct ib_pd *ibpd, struct ib_udata *udata);
 int snaa_dealloc_pd(struct ib_pd *ibpd, struct ib_udata *udata);
 struct ib_mr *snaa_get_dma_mr(struct ib_pd *ibpd, int access);
 struct ib_mr *snaa_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
-			       u64 iova, int access, struct ib_udata *udata);
+			       u64 iova, int access,
+			       SNAA_REG_MR_DMAH_ARG(dmah)
+			       struct ib_udata *udata);
 int snaa_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata);
 struct snaa_mr *snaa_mr_get(struct snaa_dev *sdev, u32 key);
 void snaa_mr_put(struct snaa_mr *mr);
@@ -869,13 +871,17 @@ void snaa_ah_av_put(struct snaa_ah_av *aav);
 /* snaa_cq.c */
 int snaa_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 		   SNAA_CREATE_CQ_UARG *uarg);
+int snaa_create_user_cq(struct ib_cq *ibcq,
+			const struct ib_cq_init_attr *attr,
+			struct uverbs_attr_bundle *attrs);
 int snaa_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata);
 int snaa_cq_post(struct snaa_cq *cq, const struct snaa_cqe *cqe,
 		 struct snaa_qp *qp, bool solicited);
 void snaa_cq_upcalls(struct snaa_cq *cq);
 int snaa_poll_cq(struct ib_cq *ibcq, int num_entries, struct ib_wc *wc);
 int snaa_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags);
-int snaa_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata);
+int snaa_resize_cq(struct ib_cq *ibcq, SNAA_RESIZE_CQE cqe,
+		   struct ib_udata *udata);
 
 /* snaa_qp.c */
 int snaa_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,

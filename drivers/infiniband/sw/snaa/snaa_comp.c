@@ -118,8 +118,8 @@ static void snaa_comp_heard(struct snaa_qp *qp)
 void snaa_comp_stop_timers(struct snaa_qp *qp)
 {
 	lockdep_assert_held(&qp->sq_lock);
-	del_timer(&qp->retrans_timer);
-	del_timer(&qp->rnr_timer);
+	snaa_timer_delete(&qp->retrans_timer);
+	snaa_timer_delete(&qp->rnr_timer);
 	qp->comp.timing = false;
 	qp->req.rnr_wait = false;
 }
@@ -558,7 +558,7 @@ enum snaa_counter snaa_comp_rcv(struct snaa_qp *qp, const struct snaa_pkt *pkt,
 /* Local ACK timeout: nothing was acknowledged for a timeout's time. */
 static void snaa_comp_retrans_timer(struct timer_list *t)
 {
-	struct snaa_qp *qp = from_timer(qp, t, retrans_timer);
+	struct snaa_qp *qp = snaa_timer_container_of(qp, t, retrans_timer);
 
 	spin_lock(&qp->sq_lock);
 	if (qp->dying || !snaa_comp_outstanding(qp) ||
@@ -594,7 +594,7 @@ out:
 /* The RNR NAK's wait is over: send again. */
 static void snaa_comp_rnr_timer(struct timer_list *t)
 {
-	struct snaa_qp *qp = from_timer(qp, t, rnr_timer);
+	struct snaa_qp *qp = snaa_timer_container_of(qp, t, rnr_timer);
 
 	spin_lock(&qp->sq_lock);
 	qp->req.rnr_wait = false;

@@ -14,10 +14,11 @@ struct snaa_kcqe {
 	struct ib_qp *qp;
 };
 
-int snaa_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
-		   SNAA_CREATE_CQ_UARG *uarg)
+/* A CQ for user space (@udata) or for a kernel consumer (NULL). */
+static int snaa_cq_create(struct ib_cq *ibcq,
+			  const struct ib_cq_init_attr *attr,
+			  struct ib_udata *udata)
 {
-	struct ib_udata *udata = snaa_create_cq_udata(uarg);
 	struct snaa_dev *sdev = to_snaa_dev(ibcq->device);
 	struct snaa_ucontext *uctx = rdma_udata_to_drv_context(udata,
 			struct snaa_ucontext, ibuc);
@@ -60,6 +61,25 @@ err_queue:
 err_count:
 	atomic_dec(&sdev->num_cq);
 	return err;
+}
+
+int snaa_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
+		   SNAA_CREATE_CQ_UARG *uarg)
+{
+	return snaa_cq_create(ibcq, attr, snaa_create_cq_udata(uarg));
+}
+
+/*
+ * On kernels with ib_device_ops.create_user_cq (compat.h), the CQs of
+ * user space come here and create_cq makes kernel CQs only.
+ */
+int snaa_create_user_cq(struct ib_cq *ibcq,
+			const struct ib_cq_init_attr *attr,
+			struct uverbs_attr_bundle *attrs)
+{
+	if (snaa_cq_user_buffer(attrs))
+		return -EOPNOTSUPP;
+	return snaa_cq_create(ibcq, attr, &attrs->driver_udata);
 }
 
 int snaa_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
@@ -224,7 +244,8 @@ int snaa_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags)
  * new ring's key and the consumer index; it keeps polling nothing while
  * the command runs (the provider holds its CQ lock).
  */
-int snaa_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata)
+int snaa_resize_cq(struct ib_cq *ibcq, SNAA_RESIZE_CQE cqe,
+		   struct ib_udata *udata)
 {
 	struct snaa_ucontext *uctx = rdma_udata_to_drv_context(udata,
 			struct snaa_ucontext, ibuc);

@@ -91,6 +91,7 @@ static const struct ib_device_ops snaa_dev_ops = {
 	.alloc_ucontext = snaa_alloc_ucontext,
 	.create_ah = snaa_create_ah,
 	.create_cq = snaa_create_cq,
+	SNAA_OP_CREATE_USER_CQ(snaa_create_user_cq)
 	.create_qp = snaa_create_qp,
 	.create_srq = snaa_create_srq,
 	.create_user_ah = snaa_create_ah,
@@ -127,7 +128,7 @@ static const struct ib_device_ops snaa_dev_ops = {
 	.query_srq = snaa_query_srq,
 	.reg_user_mr = snaa_reg_user_mr,
 	.req_notify_cq = snaa_req_notify_cq,
-	.resize_cq = snaa_resize_cq,
+	SNAA_OP_RESIZE_CQ(snaa_resize_cq)
 
 	INIT_RDMA_OBJ_SIZE(ib_ah, snaa_ah, ibah),
 	INIT_RDMA_OBJ_SIZE(ib_cq, snaa_cq, ibcq),
@@ -340,7 +341,7 @@ static int __init snaa_init(void)
 	int err;
 
 	/* Bound: a QP's send work stays on its CPU (snaa_sq_schedule()). */
-	snaa_wq = alloc_workqueue("snaa", WQ_MEM_RECLAIM, 0);
+	snaa_wq = alloc_workqueue("snaa", WQ_MEM_RECLAIM | SNAA_WQ_PERCPU, 0);
 	if (!snaa_wq)
 		return -ENOMEM;
 

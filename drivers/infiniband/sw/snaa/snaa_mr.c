@@ -147,7 +147,9 @@ struct ib_mr *snaa_get_dma_mr(struct ib_pd *ibpd, int access)
 }
 
 struct ib_mr *snaa_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
-			       u64 iova, int access, struct ib_udata *udata)
+			       u64 iova, int access,
+			       SNAA_REG_MR_DMAH_ARG(dmah)
+			       struct ib_udata *udata)
 {
 	struct snaa_dev *sdev = to_snaa_dev(ibpd->device);
 	struct sg_page_iter piter;
@@ -155,6 +157,8 @@ struct ib_mr *snaa_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 	unsigned long i = 0;
 	int err;
 
+	if (snaa_dmah_given(dmah))
+		return ERR_PTR(-EOPNOTSUPP);
 	if (!length || length > SNAA_MAX_MR_SIZE || iova + length < iova)
 		return ERR_PTR(-EINVAL);
 
@@ -162,7 +166,7 @@ struct ib_mr *snaa_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 	if (IS_ERR(mr))
 		return ERR_CAST(mr);
 
-	mr->umem = ib_umem_get(&sdev->ibdev, start, length, access);
+	mr->umem = snaa_umem_get(&sdev->ibdev, start, length, access);
 	if (IS_ERR(mr->umem)) {
 		err = PTR_ERR(mr->umem);
 		mr->umem = NULL;

@@ -22,7 +22,6 @@
 #include <net/ip.h>
 #include <net/ip6_route.h>
 #include <net/ipv6.h>
-#include <net/ipv6_stubs.h>
 #include <net/net_namespace.h>
 #include <net/netns/generic.h>
 #include <net/route.h>
@@ -319,7 +318,7 @@ static struct socket *snaa_net_sock_create(struct net *net, bool ipv6)
 	err = udp_sock_create(net, &ucfg, &sock);
 	if (err)
 		return ERR_PTR(err);
-	setup_udp_tunnel_sock(net, sock, &tcfg);
+	snaa_udp_tunnel_setup(net, sock, &tcfg);
 	return sock;
 }
 
@@ -330,9 +329,9 @@ static struct socket *snaa_net_sock_create(struct net *net, bool ipv6)
 static void snaa_net_sock_release(struct snaa_net *sn)
 {
 	if (sn->sock6)
-		udp_tunnel_sock_release(sn->sock6);
+		snaa_udp_tunnel_release(sn->sock6);
 	if (sn->sock4)
-		udp_tunnel_sock_release(sn->sock4);
+		snaa_udp_tunnel_release(sn->sock4);
 	sn->sock6 = NULL;
 	sn->sock4 = NULL;
 }
@@ -856,8 +855,7 @@ static struct dst_entry *snaa_route6(struct snaa_dev *sdev,
 	if (dst)
 		return dst;
 
-	dst = ipv6_stub->ipv6_dst_lookup_flow(dev_net(sdev->ndev), NULL,
-					      &fl6, NULL);
+	dst = snaa_ip6_dst_lookup(dev_net(sdev->ndev), &fl6);
 	if (IS_ERR(dst)) {
 		snaa_dbg(sdev, "no route to %pI6: %ld\n", &av->daddr.v6,
 			 PTR_ERR(dst));
