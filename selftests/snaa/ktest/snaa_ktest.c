@@ -86,6 +86,46 @@ struct kt_ep {
 	u64 dma;			/* ib_dma_map_single() of @buf */
 };
 
+/*
+ * kt_get_device() finds a registered device by name, with a registration
+ * reference (ib_device_put() drops it), as ib_device_get_by_name() did
+ * before kernels dropped it: a client is shown every registered device
+ * when it registers.
+ */
+static const char *kt_want;
+static struct ib_device *kt_found;
+
+static int kt_client_add(struct ib_device *dev)
+{
+	if (!kt_found && !strcmp(dev_name(&dev->dev), kt_want) &&
+	    ib_device_try_get(dev))
+		kt_found = dev;
+	return 0;
+}
+
+static void kt_client_remove(struct ib_device *dev, void *client_data)
+{
+}
+
+static struct ib_client kt_client = {
+	.name = "snaa_ktest",
+	.add = kt_client_add,
+	.remove = kt_client_remove,
+};
+
+static struct ib_device *kt_get_device(const char *name)
+{
+	struct ib_device *dev;
+
+	kt_want = name;
+	kt_found = NULL;
+	if (ib_register_client(&kt_client))
+		return NULL;
+	dev = kt_found;
+	ib_unregister_client(&kt_client);
+	return dev;
+}
+
 static int kt_find_gid(struct kt_ep *ep, const char *addr)
 {
 	const struct ib_gid_attr *attr;
@@ -132,7 +172,7 @@ static int kt_ep_open(struct kt_ep *ep, const char *name, const char *addr,
 	int err;
 
 	memset(ep, 0, sizeof(*ep));
-	ep->dev = ib_device_get_by_name(name, RDMA_DRIVER_UNKNOWN);
+	ep->dev = kt_get_device(name);
 	if (!ep->dev) {
 		kt_diag("no RDMA device %s", name);
 		return -ENODEV;
