@@ -74,10 +74,16 @@ is unchanged is left alone; --force builds it again anyway.
   --run SUITE    run CMD as root chrooted into the root, in a private
                  mount namespace: the root read-only, this checkout
                  ($top) bind-mounted at the same path and writable,
-                 fresh /tmp, /run, /proc, /sys and /dev; CMD starts in
+                 the host's /dev, fresh /proc, /sys, /tmp and /run, the
+                 archive reachable as on the host; CMD starts in
                  the current directory if it is inside the checkout,
                  else at its top.  For example:
                    scripts/roots.sh --run sid make -s modules ktest KVER=\$(ls ROOT/lib/modules)
+
+Sources: "apt-get source rdma-core" in a root needs the archive's .dsc,
+which a partial mirror may lack; "apt-get source --download-only
+rdma-core" still fetches (and checks) the files the mirror has, e.g.
+the upstream tarball rdma-core_VERSION.orig.tar.gz.
 
 Then boot a root's kernel in the test VM:
   selftests/vm/run --root \$(scripts/roots.sh --path sid) -- CMD
@@ -239,6 +245,11 @@ run() {
 	shift
 	[ $# -gt 0 ] || die "--run: no command given"
 	[ -f "$r/etc/snaa-root" ] || die "no root at $r (scripts/roots.sh $(basename "$r"))"
+	[ "$(id -u)" = 0 ] || die "--run: must run as root (mount namespace, chroot)"
+	# Shared: a rebuild (exclusive) waits until CMD is done, and CMD
+	# until a rebuild is.
+	exec 9>"$dir/.lock"
+	flock -s 9
 	cwd=$(pwd -P)
 	here=$(cd "$top" && pwd -P)
 	case $cwd/ in
