@@ -51,17 +51,6 @@ TO=198.18.0.2
 LOG=$(mktemp -d)
 SERVERS=
 
-# in NS CMD...: run CMD in network namespace NS (empty: this one)
-in_ns() {
-	ns=$1
-	shift
-	if [ -n "$ns" ]; then
-		ip netns exec "$ns" "$@"
-	else
-		"$@"
-	fi
-}
-
 # spawn NS OUT CMD...: CMD in the background in namespace NS (empty: this
 # one), output to OUT; SPAWNED is its pid (CMD's own: a kill reaches it)
 spawn() {
@@ -115,7 +104,7 @@ rpc() {
 		shift
 	fi
 	shift
-	out=$(in_ns "$NS_CLI" timeout -k 5 120 "$NAA_CLIENT" --to "$TO" -q \
+	out=$(snaa_in "$NS_CLI" timeout -k 5 120 "$NAA_CLIENT" --to "$TO" -q \
 		"$@" 2>&1)
 	rc=$?
 	if [ "$rc" != "$want" ]; then
@@ -151,7 +140,7 @@ big() {
 		return
 	fi
 	bg_t0=$(date +%s)
-	bg_out=$(in_ns "$NS_CLI" timeout -k 5 600 "$NAA_CLIENT" --to "$TO" -q \
+	bg_out=$(snaa_in "$NS_CLI" timeout -k 5 600 "$NAA_CLIENT" --to "$TO" -q \
 		--port 12345 --wire spec --fn crc32c --size "$BIG" --regions 1 \
 		--count 1 --timeout 300000 2>&1)
 	bg_rc=$?
@@ -362,7 +351,7 @@ snaa_part() {
 	NS_SRV=snaa-b
 	trap 'stop_servers; cleanup_snaa; exit 130' INT TERM
 	server probe --port 12360
-	probe=$(in_ns "$NS_CLI" timeout -k 5 60 "$NAA_CLIENT" --to "$TO" -q \
+	probe=$(snaa_in "$NS_CLI" timeout -k 5 60 "$NAA_CLIENT" --to "$TO" -q \
 		--port 12360 --size 64 --regions 1 --timeout 20000 2>&1)
 	prc=$?
 	stop_servers

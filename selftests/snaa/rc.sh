@@ -57,18 +57,6 @@ rc_usage() {
 	echo "  RC between two RDMA devices: rc_test and rping" >&2
 }
 
-# rc_in NS CMD...: run CMD in namespace NS, or here if NS is empty.
-rc_in() {
-	if [ -n "$1" ]; then
-		rc_ns=$1
-		shift
-		ip netns exec "$rc_ns" "$@"
-	else
-		shift
-		"$@"
-	fi
-}
-
 # rping_check_data FILE: FILE holds rping -v output; every "ping data:"
 # line must be the text rping writes for that ping (rdma-ping-N: then
 # letters A..z rotating one further per ping), RPING_COUNT of them.
@@ -118,7 +106,7 @@ rc_doc() {
 # rping's port.
 # shellcheck disable=SC2317 # called through wait_for
 rping_listening() {
-	rc_in "$1" rdma resource show cm_id 2>/dev/null | grep LISTEN |
+	snaa_in "$1" rdma resource show cm_id 2>/dev/null | grep LISTEN |
 		grep -qE ":7174( |$)"
 }
 
@@ -130,12 +118,12 @@ rping_doc() {
 	rr_err=$(mktemp)
 	rr_srv=$(mktemp)
 	ktap_header "rping $1"
-	rc_in "$2" timeout -k 5 120 rping -s -a "$3" -C "$RPING_COUNT" \
+	snaa_in "$2" timeout -k 5 120 rping -s -a "$3" -C "$RPING_COUNT" \
 		-S "$RPING_SIZE" -V >"$rr_srv" 2>&1 &
 	rr_pid=$!
 	# rping's port, 7174: listening before the client connects
 	wait_for 30 rping_listening "$2"
-	rc_in "$4" timeout -k 5 120 rping -c -a "$3" -C "$RPING_COUNT" \
+	snaa_in "$4" timeout -k 5 120 rping -c -a "$3" -C "$RPING_COUNT" \
 		-S "$RPING_SIZE" -v -V >"$rr_out" 2>"$rr_err"
 	rr_crc=$?
 	wait "$rr_pid"
@@ -228,15 +216,15 @@ rc_slow() {
 	[ -n "$RC_QUICK_ARGS" ] && rs_delay=1500ms rs_args=$RC_QUICK_ARGS
 	rs_netem="delay $rs_delay limit 100000"
 	# shellcheck disable=SC2086 # rs_netem is a list
-	rc_in "${NS_A:-}" tc qdisc add dev veth0 root netem $rs_netem &&
-	rc_in "$NS_B" tc qdisc add dev veth1 root netem $rs_netem ||
+	snaa_in "${NS_A:-}" tc qdisc add dev veth0 root netem $rs_netem &&
+	snaa_in "$NS_B" tc qdisc add dev veth1 root netem $rs_netem ||
 		{ snaa_runs_failed=$((snaa_runs_failed + 1)); return; }
 	# shellcheck disable=SC2086 # rs_args is a list
 	snaa_run 600 "slow responder: A=$1 B=$2, every packet $rs_delay late" \
 		"$RC_TEST" --dev-a "$1" --dev-b "$2" --tests rc.slow --link-delay \
 		$rs_args
-	rc_in "${NS_A:-}" tc qdisc del dev veth0 root 2>/dev/null
-	rc_in "$NS_B" tc qdisc del dev veth1 root 2>/dev/null
+	snaa_in "${NS_A:-}" tc qdisc del dev veth0 root 2>/dev/null
+	snaa_in "$NS_B" tc qdisc del dev veth1 root 2>/dev/null
 }
 
 # rc_affinity_doc: rc_test's unsignaled fetch & adds over loopback on

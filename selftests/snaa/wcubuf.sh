@@ -62,17 +62,6 @@ EMU_OUT=
 S6=65600
 S4=32832
 
-# in_ns NS CMD...: CMD in network namespace NS (empty: this one)
-in_ns() {
-	ns=$1
-	shift
-	if [ -n "$ns" ]; then
-		ip netns exec "$ns" "$@"
-	else
-		"$@"
-	fi
-}
-
 # gone PID: the process has exited
 # shellcheck disable=SC2317 # called through wait_for
 gone() {
@@ -113,7 +102,7 @@ send() {
 	t=$2
 	shift 2
 	s0=$(date +%s)
-	in_ns "$NS_W" timeout -k 5 "$t" "$WCU_SEND" --dev "$WDEV" --to "$TO" \
+	snaa_in "$NS_W" timeout -k 5 "$t" "$WCU_SEND" --dev "$WDEV" --to "$TO" \
 		"$@" >"$o" 2>&1
 	SEND_RC=$?
 	SEND_SECS=$(($(date +%s) - s0))
@@ -276,15 +265,15 @@ clean() {
 netem() {
 	name="netem $1"
 	# shellcheck disable=SC2086 # netem arguments
-	in_ns "$NS_W" tc qdisc add dev veth0 root netem $2 &&
-	in_ns "$NS_E" tc qdisc add dev veth1 root netem $2 || {
+	snaa_in "$NS_W" tc qdisc add dev veth0 root netem $2 &&
+	snaa_in "$NS_E" tc qdisc add dev veth1 root netem $2 || {
 		ktap_fail "$name: tc qdisc add ... netem $2"
 		return
 	}
 	stream "$name" 300 $S6 6bit --ring-size $((64 * S6)) -- --inflight 8 \
 		--timeout-ms 1000
-	in_ns "$NS_W" tc qdisc del dev veth0 root 2>/dev/null
-	in_ns "$NS_E" tc qdisc del dev veth1 root 2>/dev/null
+	snaa_in "$NS_W" tc qdisc del dev veth0 root 2>/dev/null
+	snaa_in "$NS_E" tc qdisc del dev veth1 root 2>/dev/null
 	# shellcheck disable=SC2046 # four numbers
 	set -- $(retransmits "$SEND_SUM") - - - -
 	echo "# $name: $1 retransmits (nack $2, window $3, timeout $4)"
@@ -357,7 +346,7 @@ snaa_cases() {
 	}
 	pids=
 	for i in 1 2 3 4; do
-		in_ns "$NS_W" timeout -k 5 600 "$WCU_SEND" --dev "$WDEV" \
+		snaa_in "$NS_W" timeout -k 5 600 "$WCU_SEND" --dev "$WDEV" \
 			--to "$TO" --frames 250 --frame-size $S4 --image 4bit \
 			--inflight 8 --timeout-ms 5000 >"$LOG/multi-$i" 2>&1 &
 		pids="$pids $!"

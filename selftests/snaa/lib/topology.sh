@@ -126,6 +126,19 @@ snaa_gid_form() {
 	gid_form=$(printf '%04x:%04x:%04x:%04x:%04x:%04x:%04x:%04x' $gf_args)
 }
 
+# snaa_in NS CMD...: run CMD in network namespace NS, or here if NS is
+# empty (the topologies' NS_A and NS_B: empty for the initial namespace).
+snaa_in() {
+	if [ -n "$1" ]; then
+		snaa_in_ns=$1
+		shift
+		ip netns exec "$snaa_in_ns" "$@"
+	else
+		shift
+		"$@"
+	fi
+}
+
 # snaa_gid_index DEV ADDR: print the index of DEV's (port 1) RoCE v2 GID
 # of ADDR (an IPv4 address stands for ::ffff:IPV4, what perftest's -x
 # wants); fail if DEV has none.

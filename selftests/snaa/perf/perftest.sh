@@ -50,21 +50,10 @@ perf_usage() {
 	echo "  uc       UC write/send (default); rc: RC, UD and rdma_cm" >&2
 }
 
-# perf_in NS CMD...: run CMD in namespace NS, or here if NS is empty.
-perf_in() {
-	ns=$1
-	shift
-	if [ -n "$ns" ]; then
-		ip netns exec "$ns" "$@"
-	else
-		"$@"
-	fi
-}
-
 # perf_listening PORT: a TCP socket listens on PORT.
 # shellcheck disable=SC2317 # called through wait_for
 perf_listening() {
-	perf_in "${NS_B:-}" ss -Hltn "sport = :$1" 2>/dev/null | grep -q .
+	snaa_in "${NS_B:-}" ss -Hltn "sport = :$1" 2>/dev/null | grep -q .
 }
 
 # perf_result FILE COLUMN: COLUMN of the first numeric row after the
@@ -78,7 +67,7 @@ perf_result() {
 # perf_cm_listening PORT: an rdma_cm ID listens on PORT.
 # shellcheck disable=SC2317 # called through wait_for
 perf_cm_listening() {
-	perf_in "${NS_B:-}" rdma resource show cm_id 2>/dev/null |
+	snaa_in "${NS_B:-}" rdma resource show cm_id 2>/dev/null |
 		grep "LISTEN" | grep -qE ":$1( |$)"
 }
 
@@ -114,7 +103,7 @@ perf_attempt() {
 	shift 3
 	perf_port=$((perf_port + 1))
 	# shellcheck disable=SC2086 # perf_a is a list
-	perf_in "${NS_B:-}" timeout -k 5 "$PERF_TIMEOUT" "$pa_t" -d "$DEV_B" \
+	snaa_in "${NS_B:-}" timeout -k 5 "$PERF_TIMEOUT" "$pa_t" -d "$DEV_B" \
 		-x "$GID_B" $perf_a -F -n "$PERF_ITERS" -p "$perf_port" "$@" \
 		>"$srv_out" 2>&1 &
 	srv=$!
@@ -129,7 +118,7 @@ perf_attempt() {
 		return
 	fi
 	# shellcheck disable=SC2086
-	perf_in "${NS_A:-}" timeout -k 5 "$PERF_TIMEOUT" "$pa_t" -d "$DEV_A" \
+	snaa_in "${NS_A:-}" timeout -k 5 "$PERF_TIMEOUT" "$pa_t" -d "$DEV_A" \
 		-x "$GID_A" $perf_a -F -n "$PERF_ITERS" -p "$perf_port" "$@" \
 		"$ADDR_B" >"$cli_out" 2>&1
 	cli_rc=$?
