@@ -40,6 +40,22 @@ snaa_all_tests() {
 	) | tr -s ' \t' '\n\n' | sed '/^$/d'
 }
 
+# snaa_help: a script's --help: its header (line 3 up to "set -u"),
+# without the comment marks.
+snaa_help() {
+	sed -n '3,/^set -u/p' "$0" | sed '$d; s/^# \{0,1\}//'
+}
+
+# snaa_no_args "$@": for a script that takes no arguments: --help prints
+# its header and exits 0, anything else is a usage error (exit 2).
+snaa_no_args() {
+	case ${1:-} in
+	-h|--help) snaa_help; exit 0 ;;
+	"") ;;
+	*) echo "usage: $0 [--help]" >&2; exit 2 ;;
+	esac
+}
+
 # snaa_where_mode: the mode of a script that runs between two devices
 # (uc.sh, rc.sh), from where it was started: "interop" (rdma_rxe <->
 # snaa) as interop/NAME.sh, "snaa" (snaa <-> snaa) at the top.

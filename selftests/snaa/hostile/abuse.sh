@@ -74,15 +74,7 @@ AB_KILL_AFTER=${ABUSE_KILL_AFTER:-10}
 AB_ARGS=${ABUSE_ARGS:-}
 AB_MEMLOCK_KB=65536
 
-case ${1:-} in
--h|--help)
-	sed -n '3,/^set -u/p' "$0" | sed '$d; s/^# \{0,1\}//'
-	exit 0 ;;
-"") ;;
-*)
-	echo "usage: $0 [--help]" >&2
-	exit 2 ;;
-esac
+snaa_no_args "$@"
 
 uc_vm_only
 snaa_build ABUSER abuser

@@ -54,17 +54,13 @@ FZ_ROUNDS=${SNAA_FUZZ_ROUNDS:-8}
 FZ_MUTANTS=2000
 FZ_SEED=1
 
-fz_usage() {
-	sed -n '3,/^set -u/p' "$0" | sed '$d; s/^# \{0,1\}//'
-}
-
 while [ $# -gt 0 ]; do
 	case $1 in
 	--rounds) FZ_ROUNDS=$2; shift 2 ;;
 	--mutants) FZ_MUTANTS=$2; shift 2 ;;
 	--seed) FZ_SEED=$2; shift 2 ;;
-	-h|--help) fz_usage; exit 0 ;;
-	*) fz_usage >&2; exit 2 ;;
+	-h|--help) snaa_help; exit 0 ;;
+	*) snaa_help >&2; exit 2 ;;
 	esac
 done
 

@@ -38,11 +38,7 @@ set -u
 # shellcheck source=../lib.sh
 . "$(dirname "$0")/../lib.sh"
 
-case ${1:-} in
--h|--help) sed -n '3,/^set -u/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
-"") ;;
-*) echo "usage: $0 [--help]" >&2; exit 2 ;;
-esac
+snaa_no_args "$@"
 
 uc_vm_only
 snaa_build OBJHOG objhog

@@ -56,15 +56,7 @@ ADDR_OTHER=198.18.0.3	# on veth1 too, but in no QP's path
 ADDR_SPOOF=198.18.0.9	# on no interface: a forged source
 CNT_DIR=/sys/class/infiniband/$DEV/ports/1/hw_counters
 
-case ${1:-} in
--h|--help)
-	sed -n '3,/^set -u/p' "$0" | sed '$d; s/^# \{0,1\}//'
-	exit 0 ;;
-"") ;;
-*)
-	echo "usage: $0 [--help]" >&2
-	exit 2 ;;
-esac
+snaa_no_args "$@"
 
 if [ "${SNAA_VM:-}" != 1 ] && [ "${MF_ALLOW_HOST:-}" != 1 ]; then
 	echo "$0: not in the test VM (SNAA_VM is not 1); run it as" \

@@ -57,7 +57,7 @@ TD_REPEAT=${SNAA_TEARDOWN_REPEAT:-3}
 TD_QPS=${SNAA_TEARDOWN_QPS:-10000}
 case ${1:-} in
 --repeat) TD_REPEAT=$2 ;;
--h|--help) sed -n '3,/^set -u/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
+-h|--help) snaa_help; exit 0 ;;
 "") ;;
 *) echo "usage: $0 [--repeat N]" >&2; exit 2 ;;
 esac
