@@ -26,18 +26,21 @@ SNAA_TOP=${SNAA_TOP:-$(cd "$SNAA_TEST_DIR/../.." && pwd)}
 SNAA_LIB=$SNAA_TEST_DIR/lib
 [ -f "$SNAA_LIB/ktap.sh" ] || SNAA_LIB=$SNAA_TOP/selftests/snaa/lib
 
+# snaa_test_progs MAKEFILE: the TEST_PROGS of MAKEFILE, one per line (the
+# list may go on over continuation lines).
+snaa_test_progs() {
+	awk '/^TEST_PROGS *:=/ { on = 1; sub(/^TEST_PROGS *:= */, "") }
+	     on { more = sub(/\\$/, ""); for (i = 1; i <= NF; i++) print $i
+		  if (!more) on = 0 }' "$1"
+}
+
 # snaa_all_tests: every test's path in the collection (TEST_PROGS of the
 # Makefile, then of each of its SUBDIRS), in that order.
 snaa_all_tests() {
-	(
-		cd "$SNAA_TEST_DIR" || exit 1
-		sed -n '/^TEST_PROGS *:=/,/[^\\]$/p' Makefile |
-			sed 's/^TEST_PROGS *:= *//; s/\\$//'
-		for d in $(sed -n 's/^SUBDIRS *:= *//p' Makefile); do
-			sed -n 's/^TEST_PROGS *:= *//p' "$d/Makefile" |
-				tr ' ' '\n' | sed -n "s|^.|$d/&|p"
-		done
-	) | tr -s ' \t' '\n\n' | sed '/^$/d'
+	snaa_test_progs "$SNAA_TEST_DIR/Makefile"
+	for d in $(sed -n 's/^SUBDIRS *:= *//p' "$SNAA_TEST_DIR/Makefile"); do
+		snaa_test_progs "$SNAA_TEST_DIR/$d/Makefile" | sed "s|^|$d/|"
+	done
 }
 
 # snaa_help: a script's --help: its header (line 3 up to "set -u"),
