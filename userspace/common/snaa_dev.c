@@ -52,7 +52,6 @@ struct ibv_context *snaa_dev_open(const char *prog, const char *name)
 		fprintf(stderr, "%s: no RDMA device: load snaa (or rdma_rxe) "
 			"and create one with 'rdma link add %s type snaa "
 			"netdev IFACE'\n", prog, name ? name : "snaa0");
-		dev = NULL;
 	} else if (!dev) {
 		fprintf(stderr, "%s: no RDMA device %s: create it with 'rdma "
 			"link add %s type snaa netdev IFACE' (or type rxe); "

@@ -393,11 +393,12 @@ int naaice_post_writes(struct naaice_communication_context *ctx,
 {
 	struct ibv_send_wr *wr, *bad;
 	struct ibv_sge *sge;
-	unsigned int i, n = 0;
+	/* one WR per local region, or the one zero-length WRITE */
+	unsigned int i, n = 0, max = ctx->no_local_mrs ? ctx->no_local_mrs : 1;
 	int rc;
 
-	wr = calloc(ctx->no_local_mrs ? ctx->no_local_mrs : 1, sizeof(*wr));
-	sge = calloc(ctx->no_local_mrs ? ctx->no_local_mrs : 1, sizeof(*sge));
+	wr = calloc(max, sizeof(*wr));
+	sge = calloc(max, sizeof(*sge));
 	if (!wr || !sge) {
 		free(wr);
 		free(sge);
