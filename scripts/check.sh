@@ -177,6 +177,12 @@ stage_time() {
 	echo "$1 $2" >>"$log/times"
 }
 
+# suite_not_ok TEXT: what went wrong with suite $name as a whole.
+suite_not_ok() {
+	echo "not ok - suite $name: $*"
+	echo "$name: $*" >>"$log/failures"
+}
+
 # suite NAME CMD...: run CMD, print its output and count its KTAP lines.
 suite() {
 	name=$1
@@ -193,7 +199,7 @@ suite() {
 			/^# ==== [A-Za-z0-9_.\/-]+\.sh \(budget/ { t = $3; b = $5 }
 			/^# ==== [A-Za-z0-9_.\/-]+\.sh: [0-9]+s of/ { t = "" }
 			END { if (t != "") print t " (budget " b }' "$log/$name.out")
-		echo "not ok - suite $name: the VM ran out of time after ${secs}s${running:+ while $running}"
+		suite_not_ok "the VM ran out of time after ${secs}s${running:+ while $running}"
 	fi
 	p=$(grep -cE '^ok [0-9]+' "$log/$name.out")
 	f=$(grep -cE '^not ok [0-9]+' "$log/$name.out")
@@ -206,13 +212,17 @@ suite() {
 	p=$((p - t))
 	t=$((t - n))
 	if [ "$rc" != 0 ] && [ "$f" = 0 ]; then
-		echo "not ok - suite $name exited with status $rc"
+		suite_not_ok "exited with status $rc"
 		f=1
 	fi
 	if [ "$rc" = 0 ] && [ "$p" = 0 ] && [ "$t" = 0 ]; then
-		echo "not ok - suite $name ran no test"
+		suite_not_ok "ran no test"
 		f=1
 	fi
+	# the failures again at the end of the run, where CI's tail of
+	# the log shows them
+	grep -E '^[[:space:]]*not ok ' "$log/$name.out" | grep -vE '# (TODO|SKIP)' |
+		sed "s|^|$name: |" >>"$log/failures"
 	echo "# ---- suite $name: $p passed, $f failed, $t todo/skipped (exit $rc, ${secs}s)"
 	passed=$((passed + p))
 	failed=$((failed + f))
@@ -222,6 +232,7 @@ suite() {
 # not_ok TEXT: one failed test of the runner itself.
 not_ok() {
 	echo "not ok - $*"
+	echo "runner: $*" >>"$log/failures"
 	failed=$((failed + 1))
 }
 
@@ -578,5 +589,9 @@ if [ $((passed + failed)) = 0 ]; then
 	not_ok "no test ran"
 fi
 echo "# $todo todo/skipped (known gaps and tests that cannot run here)"
+if [ -s "$log/failures" ]; then
+	echo "# ==== what failed (each suite's output above says more)"
+	head -n 40 "$log/failures" | sed 's/^/#   /'
+fi
 echo "$passed passed, $failed failed"
 [ "$failed" = 0 ]
