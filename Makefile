@@ -2,7 +2,9 @@
 #
 # snaa top-level build.
 #
-#   make            module (W=1) + rdma-core provider + host tests
+#   make            module (W=1) + rdma-core provider (built in the
+#                   installed rdma-core's source tree, build/provider/)
+#                   + host tests
 #                   + libnaaice, naa-server, naa-client
 #                   + libwcubuf, wcubuf-send, wcubuf-emu
 #   make check      deps, build, host unit tests, VM tests on the default
@@ -79,6 +81,9 @@ modules: kdir
 	@sh scripts/modbuild.sh --prepare '$(KVER)' >/dev/null
 	$(MAKE) -C $(KDIR) M=$(MOD_BUILD) W=1 modules
 
+# The provider is built the way rdma-core builds its own, in the source
+# tree of the installed rdma-core (fetched once into /var/cache/snaa),
+# into build/provider/: scripts/provider-build.sh.
 provider:
 	$(MAKE) -C userspace/provider
 
@@ -94,8 +99,9 @@ naaice: common
 	$(MAKE) -C userspace/libnaaice
 
 # WCU.BUF streaming protocol library, worker and emulator
-# (Documentation/wcubuf.rst); wcubuf-emu links the provider.
-wcubuf: provider common
+# (Documentation/wcubuf.rst); wcubuf-emu calls the direct verbs in the
+# provider libibverbs loads, it does not link it.
+wcubuf: common
 	$(MAKE) -C userspace/libwcubuf
 
 selftests:

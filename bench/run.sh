@@ -232,16 +232,17 @@ setup_snaa() {
 	# lib.sh derives the tree from $0 (selftests/snaa/X.sh): set it here.
 	SNAA_TOP=$BENCH_TOP
 	ko=$SNAA_TOP/$(sh "$SNAA_TOP/scripts/modbuild.sh" "$(uname -r)")/snaa.ko
-	prov=$SNAA_TOP/userspace/provider/libsnaa-rdmav34.so
+	# (scripts/provider-build.sh: one libsnaa-rdmavNN.so, a link)
+	prov=$(echo "$SNAA_TOP"/build/provider/libsnaa-rdmav*.so)
 	# The VM sees the host tree live and other builds may replace these
 	# files during the run: use private copies, taken now.
 	snap=$TMP/snaa
 	mkdir -p "$snap"
-	if ! cp "$ko" "$snap/snaa.ko" || ! cp "$prov" "$snap/"; then
+	if ! cp "$ko" "$snap/snaa.ko" || ! cp -L "$prov" "$snap/"; then
 		log "no $ko or $prov (make modules provider)"
 		return 1
 	fi
-	(cd "$snap" && md5sum snaa.ko libsnaa-rdmav34.so)
+	(cd "$snap" && md5sum snaa.ko "${prov##*/}")
 	SNAA_KO=$snap/snaa.ko
 	# shellcheck disable=SC2034 # used by snaa_use_build_provider
 	SNAA_PROVIDER=$snap/libsnaa

@@ -1,7 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * libsnaa-rdmav34.so: rdma-core (libibverbs) user-space provider for the
- * snaa soft-RoCE kernel driver.
+ * libsnaa: rdma-core (libibverbs) user-space provider for the snaa
+ * soft-RoCE kernel driver, built as an rdma-core provider (providers/snaa
+ * in the source tree of the rdma-core release that is to load it, see
+ * CMakeLists.txt): libsnaa.so.1, loaded by libibverbs as
+ * libsnaa-rdmav<N>.so (N: that release's private provider ABI), also
+ * the library of the direct verbs of snaadv.h (libsnaa.map).
  *
  * libibverbs binds a snaa ib_device to this provider through the
  * modalias of its parent platform device ("platform:snaa"), opens it with
@@ -28,15 +32,35 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <infiniband/driver.h>
+#include <infiniband/kern-abi.h>
 #include <infiniband/verbs.h>
 #include <rdma/ib_user_ioctl_verbs.h>
 #include <rdma/rdma_user_ioctl.h>
 #include <rdma/ib_user_verbs.h>
 #include <rdma/snaa-abi.h>
+#include <kernel-abi/snaa-abi.h>
 
-#include "snaa_pabi.h"
 #include "snaa_queue.h"
 #include "snaadv.h"
+
+/*
+ * The uverbs commands that carry snaa udata: the core command or
+ * response, then ours (kernel-abi/snaa-abi.h is generated from
+ * rdma/snaa-abi.h by rdma-core's build).
+ */
+DECLARE_DRV_CMD(usnaa_alloc_context, IB_USER_VERBS_CMD_GET_CONTEXT,
+		empty, snaa_uresp_alloc_ctx);
+DECLARE_DRV_CMD(usnaa_create_ah, IB_USER_VERBS_CMD_CREATE_AH,
+		empty, snaa_uresp_create_ah);
+DECLARE_DRV_CMD(usnaa_create_cq, IB_USER_VERBS_CMD_CREATE_CQ,
+		empty, snaa_uresp_create_cq);
+DECLARE_DRV_CMD(usnaa_create_qp, IB_USER_VERBS_CMD_CREATE_QP,
+		snaa_ureq_create_qp, snaa_uresp_create_qp);
+DECLARE_DRV_CMD(usnaa_create_srq, IB_USER_VERBS_CMD_CREATE_SRQ,
+		empty, snaa_uresp_create_srq);
+DECLARE_DRV_CMD(usnaa_resize_cq, IB_USER_VERBS_CMD_RESIZE_CQ,
+		empty, snaa_uresp_resize_cq);
 
 #define snaa_container_of(ptr, type, member)				\
 	((type *)((char *)(ptr) - offsetof(type, member)))
@@ -75,16 +99,6 @@ struct snaa_context {
 	uint32_t dev_id;		/* kernel ib_device index */
 };
 
-/* get_context response: uverbs core part, then our udata. */
-struct snaa_get_context_resp {
-	struct ib_uverbs_get_context_resp ibv_resp;
-	struct snaa_uresp_alloc_ctx drv;
-};
-
-_Static_assert(offsetof(struct snaa_get_context_resp, drv) ==
-	       sizeof(struct ib_uverbs_get_context_resp),
-	       "driver response must directly follow the uverbs response");
-
 struct snaa_pd {
 	struct ibv_pd ibv_pd;
 };
@@ -94,11 +108,7 @@ struct snaa_mr {
 };
 
 struct snaa_cq {
-	/* libibverbs' verbs_cq: an extended CQ is an ibv_cq_ex */
-	union {
-		struct ibv_cq ibv_cq;
-		struct ibv_cq_ex cq_ex;
-	};
+	struct verbs_cq vcq;	/* an extended CQ is its ibv_cq_ex */
 	pthread_spinlock_t lock;	/* q, map, map_len, broken */
 	struct snaa_queue q;
 	void *map;
@@ -120,15 +130,10 @@ struct snaa_wq {
 
 struct snaa_qp {
 	/*
-	 * libibverbs' ibv_qp_to_qp_ex() reads verbs_qp.comp_mask behind
-	 * any ibv_qp; its offset moved within PABI 34, so the ibv_qp sits
-	 * in a zeroed area that covers every release (snaa_pabi.h).
+	 * The ibv_qp, or the ibv_qp_ex of a QP with send ops: libibverbs'
+	 * ibv_qp_to_qp_ex() finds it through vqp.comp_mask.
 	 */
-	union {
-		struct ibv_qp ibv_qp;
-		struct ibv_qp_ex qp_ex;		/* create_qp_ex with send ops */
-		char qp_ex_shadow[SNAA_PABI_QP_EX_SHADOW];
-	};
+	struct verbs_qp vqp;
 	struct snaa_wq sq;
 	struct snaa_wq rq;
 	struct snaa_sq_caps sq_caps;
@@ -179,55 +184,11 @@ struct snaa_wcu {
 	uint32_t rp_slot;
 };
 
-/* Response layouts: uverbs core part, then our udata, no gap. */
-struct snaa_create_cq_resp {
-	struct ib_uverbs_create_cq_resp ibv_resp;
-	struct snaa_uresp_create_cq drv;
-};
-
-struct snaa_resize_cq_resp {
-	struct ib_uverbs_resize_cq_resp ibv_resp;
-	struct snaa_uresp_resize_cq drv;
-};
-
-struct snaa_create_qp_resp {
-	struct ib_uverbs_create_qp_resp ibv_resp;
-	struct snaa_uresp_create_qp drv;
-};
-
-struct snaa_create_srq_resp {
-	struct ib_uverbs_create_srq_resp ibv_resp;
-	struct snaa_uresp_create_srq drv;
-};
-
-_Static_assert(offsetof(struct snaa_create_srq_resp, drv) ==
-	       sizeof(struct ib_uverbs_create_srq_resp),
-	       "driver response must directly follow the uverbs response");
-
 /* A shared receive queue: a ring of receive entries, like an RQ. */
 struct snaa_srq {
 	struct ibv_srq ibv_srq;
 	struct snaa_wq rq;
 };
-
-struct snaa_create_qp_cmd {
-	struct ibv_create_qp ibv_cmd;
-	struct snaa_ureq_create_qp drv;
-};
-
-_Static_assert(offsetof(struct snaa_create_qp_cmd, drv) ==
-	       sizeof(struct ibv_create_qp),
-	       "driver request must directly follow the uverbs request");
-
-_Static_assert(offsetof(struct snaa_create_cq_resp, drv) ==
-	       sizeof(struct ib_uverbs_create_cq_resp),
-	       "driver response must directly follow the uverbs response");
-_Static_assert(offsetof(struct snaa_resize_cq_resp, drv) ==
-	       sizeof(struct ib_uverbs_resize_cq_resp),
-	       "driver response must directly follow the uverbs response");
-_Static_assert(offsetof(struct snaa_create_qp_resp, drv) ==
-	       sizeof(struct ib_uverbs_create_qp_resp),
-	       "driver response must directly follow the uverbs response");
 
 static inline struct snaa_context *snaa_ctx(struct ibv_context *ibctx)
 {
@@ -251,18 +212,18 @@ static inline struct snaa_ah *snaa_ah(struct ibv_ah *ibah)
 
 static inline struct snaa_cq *snaa_cq(struct ibv_cq *ibcq)
 {
-	return snaa_container_of(ibcq, struct snaa_cq, ibv_cq);
+	return snaa_container_of(ibcq, struct snaa_cq, vcq.cq);
 }
 
 static inline struct snaa_qp *snaa_qp(struct ibv_qp *ibqp)
 {
-	return snaa_container_of(ibqp, struct snaa_qp, ibv_qp);
+	return snaa_container_of(ibqp, struct snaa_qp, vqp.qp);
 }
 
 /*
  * Error messages go through libibverbs' logger (VERBS_LOG_LEVEL and
- * VERBS_LOG_FILE select them).  Calling __verbs_log also makes the
- * provider unloadable on rdma-core < 37, see snaa_pabi.h.
+ * VERBS_LOG_FILE select them), prefixed with "snaa: <device>: " (not
+ * verbs_err(): that one names the function and line instead).
  */
 __attribute__((format(printf, 3, 4)))
 static void snaa_log(struct verbs_context *vctx, uint32_t level,
@@ -427,10 +388,7 @@ static int snaa_dealloc_mw(struct ibv_mw *mw)
 static struct ibv_ah *snaa_create_ah(struct ibv_pd *ibpd,
 				     struct ibv_ah_attr *attr)
 {
-	struct {
-		struct ib_uverbs_create_ah_resp ibv;
-		struct snaa_uresp_create_ah drv;
-	} resp;
+	struct usnaa_create_ah_resp resp;
 	struct snaa_ah *ah;
 	int ret;
 
@@ -438,14 +396,14 @@ static struct ibv_ah *snaa_create_ah(struct ibv_pd *ibpd,
 	if (!ah)
 		return NULL;
 	memset(&resp, 0, sizeof(resp));
-	ret = ibv_cmd_create_ah(ibpd, &ah->ibv_ah, attr, &resp.ibv,
+	ret = ibv_cmd_create_ah(ibpd, &ah->ibv_ah, attr, &resp.ibv_resp,
 				sizeof(resp));
 	if (ret) {
 		free(ah);
 		errno = ret;
 		return NULL;
 	}
-	ah->ahn = resp.drv.ahn;
+	ah->ahn = resp.ahn;
 	return &ah->ibv_ah;
 }
 
@@ -532,8 +490,8 @@ static struct snaa_cq *snaa_cq_new(struct ibv_context *ibctx, int cqe,
 				    struct ibv_comp_channel *channel,
 				    int comp_vector)
 {
-	struct snaa_create_cq_resp resp;
-	struct ibv_create_cq cmd;
+	struct usnaa_create_cq_resp resp;
+	struct usnaa_create_cq cmd;
 	struct snaa_cq *cq;
 	void *map;
 	int ret;
@@ -543,8 +501,8 @@ static struct snaa_cq *snaa_cq_new(struct ibv_context *ibctx, int cqe,
 		return NULL;
 	memset(&cmd, 0, sizeof(cmd));
 	memset(&resp, 0, sizeof(resp));
-	ret = ibv_cmd_create_cq(ibctx, cqe, channel, comp_vector, &cq->ibv_cq,
-				&cmd, sizeof(cmd), &resp.ibv_resp,
+	ret = ibv_cmd_create_cq(ibctx, cqe, channel, comp_vector, &cq->vcq.cq,
+				&cmd.ibv_cmd, sizeof(cmd), &resp.ibv_resp,
 				sizeof(resp));
 	if (ret) {
 		free(cq);
@@ -552,41 +510,41 @@ static struct snaa_cq *snaa_cq_new(struct ibv_context *ibctx, int cqe,
 		return NULL;
 	}
 
-	if (resp.drv.cqe_size != sizeof(struct snaa_cqe) ||
-	    !snaa_cq_geometry_ok(resp.drv.num_cqe, resp.drv.ring_size,
+	if (resp.cqe_size != sizeof(struct snaa_cqe) ||
+	    !snaa_cq_geometry_ok(resp.num_cqe, resp.ring_size,
 				 resp.ibv_resp.cqe)) {
 		snaa_ctx_err(ibctx,
 			     "kernel returned a CQ ring of %u entries of size %u in %u bytes for %u CQEs (provider needs a power of two >= the CQEs, entries of %zu bytes, a %zu-byte header): provider/kernel ABI mismatch",
-			     resp.drv.num_cqe, resp.drv.cqe_size,
-			     resp.drv.ring_size, resp.ibv_resp.cqe,
+			     resp.num_cqe, resp.cqe_size,
+			     resp.ring_size, resp.ibv_resp.cqe,
 			     sizeof(struct snaa_cqe), sizeof(struct snaa_ring));
 		ret = EPROTO;
 		goto err_destroy;
 	}
 
-	map = snaa_map_ring(ibctx, "CQ", resp.drv.cq_key, resp.drv.ring_size);
+	map = snaa_map_ring(ibctx, "CQ", resp.cq_key, resp.ring_size);
 	if (!map) {
 		ret = errno;
 		goto err_destroy;
 	}
-	snaa_queue_init(&cq->q, map, resp.drv.num_cqe, sizeof(struct snaa_cqe),
-			resp.drv.num_cqe, false);
+	snaa_queue_init(&cq->q, map, resp.num_cqe, sizeof(struct snaa_cqe),
+			resp.num_cqe, false);
 	if (!snaa_queue_indices_ok(&cq->q)) {
 		snaa_ctx_err(ibctx,
 			     "new CQ ring has producer %u, consumer %u for %u entries: provider/kernel ABI mismatch",
 			     cq->q.ring->producer, cq->q.ring->consumer,
-			     resp.drv.num_cqe);
-		munmap(map, resp.drv.ring_size);
+			     resp.num_cqe);
+		munmap(map, resp.ring_size);
 		ret = EPROTO;
 		goto err_destroy;
 	}
 	cq->map = map;
-	cq->map_len = resp.drv.ring_size;
+	cq->map_len = resp.ring_size;
 	pthread_spin_init(&cq->lock, PTHREAD_PROCESS_PRIVATE);
 	return cq;
 
 err_destroy:
-	if (ibv_cmd_destroy_cq(&cq->ibv_cq))
+	if (ibv_cmd_destroy_cq(&cq->vcq.cq))
 		snaa_ctx_err(ibctx, "could not destroy the rejected CQ");
 	free(cq);
 	errno = ret;
@@ -599,14 +557,14 @@ static struct ibv_cq *snaa_create_cq(struct ibv_context *ibctx, int cqe,
 {
 	struct snaa_cq *cq = snaa_cq_new(ibctx, cqe, channel, comp_vector);
 
-	return cq ? &cq->ibv_cq : NULL;
+	return cq ? &cq->vcq.cq : NULL;
 }
 
 /* ---- extended CQ: ibv_start_poll() and friends ---- */
 
 static inline struct snaa_cq *snaa_cq_of_ex(struct ibv_cq_ex *cq_ex)
 {
-	return snaa_container_of(cq_ex, struct snaa_cq, cq_ex);
+	return snaa_container_of(cq_ex, struct snaa_cq, vcq.cq_ex);
 }
 
 /*
@@ -626,8 +584,8 @@ static int snaa_cq_ex_fetch(struct snaa_cq *cq)
 	if (prod == q->index)
 		return ENOENT;
 	memcpy(&cq->cur, snaa_queue_slot(q, q->index), sizeof(cq->cur));
-	cq->cq_ex.wr_id = cq->cur.wr_id;
-	cq->cq_ex.status = (enum ibv_wc_status)cq->cur.status;
+	cq->vcq.cq_ex.wr_id = cq->cur.wr_id;
+	cq->vcq.cq_ex.status = (enum ibv_wc_status)cq->cur.status;
 	return 0;
 }
 
@@ -768,8 +726,8 @@ static struct ibv_cq_ex *snaa_create_cq_ex(struct ibv_context *ibctx,
 			 (int)attr->comp_vector);
 	if (!cq)
 		return NULL;
-	verbs_init_cq(&cq->ibv_cq, ibctx, attr->channel, attr->cq_context);
-	ex = &cq->cq_ex;
+	verbs_init_cq(&cq->vcq.cq, ibctx, attr->channel, attr->cq_context);
+	ex = &cq->vcq.cq_ex;
 	ex->start_poll = snaa_start_poll;
 	ex->next_poll = snaa_next_poll;
 	ex->end_poll = snaa_end_poll;
@@ -831,8 +789,8 @@ static int snaa_resize_cq(struct ibv_cq *ibcq, int cqe)
 {
 	struct ibv_context *ibctx = ibcq->context;
 	struct snaa_cq *cq = snaa_cq(ibcq);
-	struct snaa_resize_cq_resp resp;
-	struct ibv_resize_cq cmd;
+	struct usnaa_resize_cq_resp resp;
+	struct usnaa_resize_cq cmd;
 	struct snaa_queue q;
 	size_t old_len;
 	uint32_t prod;
@@ -846,36 +804,36 @@ static int snaa_resize_cq(struct ibv_cq *ibcq, int cqe)
 		ret = EIO;
 		goto out_unlock;
 	}
-	ret = ibv_cmd_resize_cq(ibcq, cqe, &cmd, sizeof(cmd), &resp.ibv_resp,
+	ret = ibv_cmd_resize_cq(ibcq, cqe, &cmd.ibv_cmd, sizeof(cmd), &resp.ibv_resp,
 				sizeof(resp));
 	if (ret)
 		goto out_unlock;	/* nothing changed */
 
-	if (!snaa_cq_geometry_ok(resp.drv.num_cqe, resp.drv.ring_size,
+	if (!snaa_cq_geometry_ok(resp.num_cqe, resp.ring_size,
 				 resp.ibv_resp.cqe)) {
 		snaa_ctx_err(ibctx,
 			     "kernel resized the CQ to a ring of %u entries in %u bytes for %u CQEs: provider/kernel ABI mismatch; the CQ is unusable",
-			     resp.drv.num_cqe, resp.drv.ring_size,
+			     resp.num_cqe, resp.ring_size,
 			     resp.ibv_resp.cqe);
 		ret = EPROTO;
 		goto out_broken;
 	}
-	map = snaa_map_ring(ibctx, "resized CQ", resp.drv.cq_key,
-			    resp.drv.ring_size);
+	map = snaa_map_ring(ibctx, "resized CQ", resp.cq_key,
+			    resp.ring_size);
 	if (!map) {
 		ret = errno;
 		snaa_ctx_err(ibctx, "the CQ is unusable");
 		goto out_broken;
 	}
-	snaa_queue_init(&q, map, resp.drv.num_cqe, sizeof(struct snaa_cqe),
-			resp.drv.num_cqe, false);
-	q.index = resp.drv.consumer;
+	snaa_queue_init(&q, map, resp.num_cqe, sizeof(struct snaa_cqe),
+			resp.num_cqe, false);
+	q.index = resp.consumer;
 	prod = snaa_load_acquire(&q.ring->producer);
 	if (prod - q.index > q.num) {
 		snaa_ctx_err(ibctx,
 			     "resized CQ ring has producer %u, consumer %u for %u entries: provider/kernel ABI mismatch; the CQ is unusable",
 			     prod, q.index, q.num);
-		munmap(map, resp.drv.ring_size);
+		munmap(map, resp.ring_size);
 		ret = EPROTO;
 		goto out_broken;
 	}
@@ -886,7 +844,7 @@ static int snaa_resize_cq(struct ibv_cq *ibcq, int cqe)
 	old_len = cq->map_len;
 	cq->q = q;
 	cq->map = map;
-	cq->map_len = resp.drv.ring_size;
+	cq->map_len = resp.ring_size;
 	pthread_spin_unlock(&cq->lock);
 	munmap(old, old_len);
 	return 0;
@@ -954,7 +912,7 @@ static void snaa_wq_unmap(struct snaa_wq *wq)
 /* The doorbells of a new QP, SQ and RQ: the QPN in the doorbell word. */
 static void snaa_qp_init_doorbells(struct snaa_qp *qp)
 {
-	uint32_t qpn = qp->ibv_qp.qp_num & SNAA_DOORBELL_QPN_MASK;
+	uint32_t qpn = qp->vqp.qp.qp_num & SNAA_DOORBELL_QPN_MASK;
 
 	snaa_doorbell_init(&qp->sq_db, qpn);
 	snaa_doorbell_init(&qp->rq_db, qpn | SNAA_DOORBELL_RQ);
@@ -965,7 +923,7 @@ static int snaa_wcu_map(struct snaa_qp *qp,
 			const struct snaa_uresp_create_qp *drv,
 			const struct snaadv_wcubuf_attr *wattr)
 {
-	struct ibv_context *ibctx = qp->ibv_qp.context;
+	struct ibv_context *ibctx = qp->vqp.qp.context;
 	uint32_t nslots = (uint32_t)(wattr->ring_size / wattr->frame_size);
 	struct snaa_wcu *w;
 
@@ -973,7 +931,7 @@ static int snaa_wcu_map(struct snaa_qp *qp,
 			       (uint64_t)nslots * sizeof(uint32_t)) {
 		snaa_ctx_err(ibctx,
 			     "QP %u: kernel returned a %u-byte WCU.BUF control area for %u frames: provider/kernel ABI mismatch",
-			     qp->ibv_qp.qp_num, drv->wcubuf_size, nslots);
+			     qp->vqp.qp.qp_num, drv->wcubuf_size, nslots);
 		return EPROTO;
 	}
 	w = calloc(1, sizeof(*w));
@@ -1010,9 +968,9 @@ static struct ibv_qp *snaa_create_qp_ureq(struct ibv_pd *ibpd,
 					  const struct snaa_ureq_create_qp *ureq,
 					  const struct snaadv_wcubuf_attr *wattr)
 {
-	struct snaa_create_qp_resp resp;
-	struct snaa_create_qp_cmd cmd;
-	struct snaa_uresp_create_qp *drv = &resp.drv;
+	struct usnaa_create_qp_resp resp;
+	struct usnaa_create_qp cmd;
+	struct snaa_uresp_create_qp *drv = &resp.drv_payload;
 	struct ibv_qp_cap *cap = &attr->cap;
 	struct snaa_qp *qp;
 	int ret;
@@ -1026,25 +984,25 @@ static struct ibv_qp *snaa_create_qp_ureq(struct ibv_pd *ibpd,
 	memset(&resp, 0, sizeof(resp));
 	/* No driver request at all for an ordinary QP: any kernel takes it. */
 	if (ureq)
-		cmd.drv = *ureq;
-	ret = ibv_cmd_create_qp(ibpd, &qp->ibv_qp, attr, &cmd.ibv_cmd,
+		cmd.drv_payload = *ureq;
+	ret = ibv_cmd_create_qp(ibpd, &qp->vqp.qp, attr, &cmd.ibv_cmd,
 				ureq ? sizeof(cmd) : sizeof(cmd.ibv_cmd),
 				&resp.ibv_resp, sizeof(resp));
 	if (ret)
 		goto err_free;
 
 	/* attr->cap now holds what the kernel granted. */
-	if (drv->qp_num != qp->ibv_qp.qp_num) {
+	if (drv->qp_num != qp->vqp.qp.qp_num) {
 		snaa_ctx_err(ibpd->context,
 			     "kernel returned QP number %u in the snaa response, %u in the uverbs one: provider/kernel ABI mismatch",
-			     drv->qp_num, qp->ibv_qp.qp_num);
+			     drv->qp_num, qp->vqp.qp.qp_num);
 		ret = EPROTO;
 		goto err_destroy;
 	}
 	qp->sq_caps.qp_type = attr->qp_type;
 	qp->sq_caps.max_sge = cap->max_send_sge;
 	qp->sq_caps.max_inline = cap->max_inline_data;
-	ret = snaa_wq_map(&qp->ibv_qp, &qp->sq, "SQ", drv->sq_key,
+	ret = snaa_wq_map(&qp->vqp.qp, &qp->sq, "SQ", drv->sq_key,
 			  drv->sq_num, drv->sq_stride, drv->sq_ring_size,
 			  snaa_sq_min_stride(cap->max_send_sge,
 					     cap->max_inline_data),
@@ -1053,7 +1011,7 @@ static struct ibv_qp *snaa_create_qp_ureq(struct ibv_pd *ibpd,
 		goto err_destroy;
 	/* With an SRQ the receive WRs go there; the QP has no RQ ring. */
 	if (!attr->srq) {
-		ret = snaa_wq_map(&qp->ibv_qp, &qp->rq, "RQ", drv->rq_key,
+		ret = snaa_wq_map(&qp->vqp.qp, &qp->rq, "RQ", drv->rq_key,
 				  drv->rq_num, drv->rq_stride,
 				  drv->rq_ring_size,
 				  snaa_rq_min_stride(cap->max_recv_sge),
@@ -1067,13 +1025,13 @@ static struct ibv_qp *snaa_create_qp_ureq(struct ibv_pd *ibpd,
 			goto err_unmap;
 	}
 	snaa_qp_init_doorbells(qp);
-	return &qp->ibv_qp;
+	return &qp->vqp.qp;
 
 err_unmap:
 	snaa_wq_unmap(&qp->rq);
 	snaa_wq_unmap(&qp->sq);
 err_destroy:
-	if (ibv_cmd_destroy_qp(&qp->ibv_qp))
+	if (ibv_cmd_destroy_qp(&qp->vqp.qp))
 		snaa_ctx_err(ibpd->context, "could not destroy the rejected QP");
 err_free:
 	pthread_spin_destroy(&qp->sq.lock);
@@ -1113,14 +1071,14 @@ static int snaa_sq_kick(struct snaa_qp *qp)
 {
 	if (!snaa_ring_needs_doorbell(qp->sq.q.ring))
 		return 0;
-	return snaa_ring_doorbell(&qp->ibv_qp, &qp->sq_db, "SQ");
+	return snaa_ring_doorbell(&qp->vqp.qp, &qp->sq_db, "SQ");
 }
 
 /* ---- the ibv_wr_* send API (ibv_create_qp_ex with send_ops_flags) ---- */
 
 static inline struct snaa_qp *snaa_qp_of_ex(struct ibv_qp_ex *qpx)
 {
-	return snaa_container_of(qpx, struct snaa_qp, qp_ex);
+	return snaa_container_of(qpx, struct snaa_qp, vqp.qp_ex);
 }
 
 /* Check and write WR n - 1 of the batch into its slot. */
@@ -1433,34 +1391,6 @@ static uint64_t snaa_wr_ops(enum ibv_qp_type type)
 	}
 }
 
-/*
- * libibverbs finds the ibv_qp_ex through verbs_qp.comp_mask, which sits
- * right after its own struct ibv_qp_ex: 352 bytes in rdma-core 44, 360
- * from 45 on (snaa_pabi.h).  Set the flag where the running library
- * looks, found by asking it.
- */
-#define SNAA_VERBS_QP_EX	(1U << 1)
-
-static int snaa_qp_ex_publish(struct snaa_qp *qp)
-{
-	static const size_t offs[] = { 352, 360 };
-	size_t i;
-
-	for (i = 0; i < sizeof(offs) / sizeof(offs[0]); i++) {
-		uint32_t *mask = (uint32_t *)((char *)&qp->ibv_qp + offs[i]);
-
-		*mask |= SNAA_VERBS_QP_EX;
-		if (ibv_qp_to_qp_ex(&qp->ibv_qp) == &qp->qp_ex)
-			return 0;
-		*mask &= ~SNAA_VERBS_QP_EX;
-	}
-	return EPROTO;
-}
-
-_Static_assert(sizeof(struct ibv_qp_ex) <= 352 &&
-	       360 + sizeof(uint32_t) <= SNAA_PABI_QP_EX_SHADOW,
-	       "the comp_mask candidates lie in the shadow, past our ibv_qp_ex");
-
 static struct ibv_qp *snaa_create_qp_ex(struct ibv_context *ibctx,
 					struct ibv_qp_init_attr_ex *ax)
 {
@@ -1509,7 +1439,7 @@ static struct ibv_qp *snaa_create_qp_ex(struct ibv_context *ibctx,
 		goto err_destroy;
 	}
 	qp->wrb->ops = ops;
-	qpx = &qp->qp_ex;
+	qpx = &qp->vqp.qp_ex;
 	qpx->wr_start = snaa_wr_start;
 	qpx->wr_complete = snaa_wr_complete;
 	qpx->wr_abort = snaa_wr_abort;
@@ -1528,12 +1458,8 @@ static struct ibv_qp *snaa_create_qp_ex(struct ibv_context *ibctx,
 	qpx->wr_set_sge_list = snaa_wr_set_sge_list;
 	qpx->wr_set_inline_data = snaa_wr_set_inline_data;
 	qpx->wr_set_inline_data_list = snaa_wr_set_inline_data_list;
-	err = snaa_qp_ex_publish(qp);
-	if (err) {
-		snaa_ctx_err(ibctx,
-			     "libibverbs does not find the QP's ibv_qp_ex at any layout this provider knows: the ibv_wr_* API is unavailable");
-		goto err_destroy;
-	}
+	/* ibv_qp_to_qp_ex() now returns &qp->vqp.qp_ex */
+	qp->vqp.comp_mask |= VERBS_QP_EX;
 	return ibqp;
 
 err_destroy:
@@ -1703,8 +1629,8 @@ static struct ibv_srq *snaa_create_srq(struct ibv_pd *ibpd,
 				       struct ibv_srq_init_attr *attr)
 {
 	struct ibv_context *ibctx = ibpd->context;
-	struct snaa_create_srq_resp resp;
-	struct ibv_create_srq cmd;
+	struct usnaa_create_srq_resp resp;
+	struct usnaa_create_srq cmd;
 	struct snaa_srq *srq;
 	void *map;
 	int ret;
@@ -1714,33 +1640,34 @@ static struct ibv_srq *snaa_create_srq(struct ibv_pd *ibpd,
 		return NULL;
 	memset(&cmd, 0, sizeof(cmd));
 	memset(&resp, 0, sizeof(resp));
-	ret = ibv_cmd_create_srq(ibpd, &srq->ibv_srq, attr, &cmd, sizeof(cmd),
+	ret = ibv_cmd_create_srq(ibpd, &srq->ibv_srq, attr, &cmd.ibv_cmd,
+				 sizeof(cmd),
 				 &resp.ibv_resp, sizeof(resp));
 	if (ret)
 		goto err_free;
 	/* attr->attr now holds what the kernel granted. */
-	if (!snaa_ring_geometry_ok(resp.drv.num, resp.drv.stride,
-				   resp.drv.ring_size,
+	if (!snaa_ring_geometry_ok(resp.num, resp.stride,
+				   resp.ring_size,
 				   snaa_rq_min_stride(attr->attr.max_sge)) ||
-	    resp.drv.num < attr->attr.max_wr) {
+	    resp.num < attr->attr.max_wr) {
 		snaa_ctx_err(ibctx,
 			     "kernel returned an SRQ ring of %u entries of size %u in %u bytes for %u WRs: provider/kernel ABI mismatch",
-			     resp.drv.num, resp.drv.stride, resp.drv.ring_size,
+			     resp.num, resp.stride, resp.ring_size,
 			     attr->attr.max_wr);
 		ret = EPROTO;
 		goto err_destroy;
 	}
-	map = snaa_map_ring(ibctx, "SRQ", resp.drv.srq_key,
-			    resp.drv.ring_size);
+	map = snaa_map_ring(ibctx, "SRQ", resp.srq_key,
+			    resp.ring_size);
 	if (!map) {
 		ret = errno;
 		goto err_destroy;
 	}
 	pthread_spin_init(&srq->rq.lock, PTHREAD_PROCESS_PRIVATE);
-	snaa_queue_init(&srq->rq.q, map, resp.drv.num, resp.drv.stride,
+	snaa_queue_init(&srq->rq.q, map, resp.num, resp.stride,
 			attr->attr.max_wr, true);
 	srq->rq.map = map;
-	srq->rq.map_len = resp.drv.ring_size;
+	srq->rq.map_len = resp.ring_size;
 	srq->rq.max_sge = attr->attr.max_sge;
 	return &srq->ibv_srq;
 
@@ -1836,23 +1763,19 @@ static struct verbs_context *snaa_alloc_context(struct ibv_device *ibdev,
 						int cmd_fd,
 						void *private_data)
 {
-	struct snaa_get_context_resp resp;
-	struct ibv_get_context cmd;
+	struct usnaa_alloc_context_resp resp;
+	struct usnaa_alloc_context cmd;
 	struct snaa_context *ctx;
 	int ret;
 
 	(void)private_data;
 
 	/*
-	 * libibverbs takes the offset of the verbs_context inside our
-	 * allocation disguised as a pointer.  The driver id must be the
-	 * kernel's ib_device_ops.driver_id: snaa is out of tree and has
-	 * none, i.e. RDMA_DRIVER_UNKNOWN.
+	 * The driver id must be the kernel's ib_device_ops.driver_id: snaa
+	 * is out of tree and has none, i.e. RDMA_DRIVER_UNKNOWN.
 	 */
-	ctx = _verbs_init_and_alloc_context(ibdev, cmd_fd, sizeof(*ctx),
-			(struct verbs_context *)offsetof(struct snaa_context,
-							 ibv_ctx),
-			RDMA_DRIVER_UNKNOWN);
+	ctx = verbs_init_and_alloc_context(ibdev, cmd_fd, ctx, ibv_ctx,
+					   RDMA_DRIVER_UNKNOWN);
 	if (!ctx)
 		return NULL;	/* cmd_fd closed, errno set */
 
@@ -1871,29 +1794,35 @@ static struct verbs_context *snaa_alloc_context(struct ibv_device *ibdev,
 
 	memset(&cmd, 0, sizeof(cmd));
 	memset(&resp, 0, sizeof(resp));
-	ret = ibv_cmd_get_context(&ctx->ibv_ctx, &cmd, sizeof(cmd),
+	/* From private ABI 57 on, with the fds to pass to the kernel. */
+#if IBVERBS_PABI_VERSION >= 57
+	ret = ibv_cmd_get_context(&ctx->ibv_ctx, &cmd.ibv_cmd, sizeof(cmd),
+				  NULL, &resp.ibv_resp, sizeof(resp));
+#else
+	ret = ibv_cmd_get_context(&ctx->ibv_ctx, &cmd.ibv_cmd, sizeof(cmd),
 				  &resp.ibv_resp, sizeof(resp));
+#endif
 	if (ret) {
 		snaa_err(&ctx->ibv_ctx, "get_context failed: %s",
 			 strerror(ret));
 		goto err_uninit;
 	}
 
-	if (!resp.drv.abi_version) {
+	if (!resp.abi_version) {
 		snaa_err(&ctx->ibv_ctx,
 			 "kernel driver returned no snaa get_context response (provider needs ABI %u)",
 			 SNAA_ABI_VERSION);
 		ret = EPROTO;
 		goto err_uninit;
 	}
-	if (resp.drv.abi_version != SNAA_ABI_VERSION) {
+	if (resp.abi_version != SNAA_ABI_VERSION) {
 		snaa_err(&ctx->ibv_ctx,
 			 "kernel driver speaks snaa ABI %u, provider needs %u; rebuild libsnaa or snaa.ko so they match",
-			 resp.drv.abi_version, SNAA_ABI_VERSION);
+			 resp.abi_version, SNAA_ABI_VERSION);
 		ret = EPROTO;
 		goto err_uninit;
 	}
-	ctx->dev_id = resp.drv.dev_id;
+	ctx->dev_id = resp.dev_id;
 
 	verbs_set_ops(&ctx->ibv_ctx, &snaa_context_ops);
 
@@ -1928,15 +1857,11 @@ static void snaa_device_free(struct verbs_device *vdev)
 /*
  * Match by the modalias of the ib_device's parent (the "snaa" platform
  * device), i.e. /sys/class/infiniband/<dev>/device/modalias, never by
- * the RDMA device name.  Equivalent of VERBS_MODALIAS_MATCH().
+ * the RDMA device name.
  */
 static const struct verbs_match_ent snaa_match_table[] = {
-	{
-		.driver_data = NULL,
-		.u.modalias = SNAA_MODALIAS,
-		.kind = VERBS_MATCH_MODALIAS,
-	},
-	{ .kind = VERBS_MATCH_SENTINEL },
+	VERBS_MODALIAS_MATCH(SNAA_MODALIAS, NULL),
+	{},
 };
 
 static const struct verbs_device_ops snaa_dev_ops = {
@@ -1953,14 +1878,13 @@ static const struct verbs_device_ops snaa_dev_ops = {
 /* Direct verbs (snaadv.h)                                             */
 /* ------------------------------------------------------------------ */
 
-#define SNAADV_EXPORT __attribute__((visibility("default")))
+/* What libsnaa.so.1 exports: libsnaa.map. */
 
-SNAADV_EXPORT bool snaadv_is_supported(struct ibv_context *ctx)
+bool snaadv_is_supported(struct ibv_context *ctx)
 {
 	return ctx && ctx->ops.post_send == snaa_post_send;
 }
 
-SNAADV_EXPORT
 struct ibv_qp *snaadv_create_qp(struct ibv_pd *pd,
 				struct ibv_qp_init_attr *attr,
 				const struct snaadv_qp_init_attr *dv)
@@ -2019,7 +1943,7 @@ static struct snaa_wcu *snaadv_wcu(struct ibv_qp *ibqp)
 	return snaa_qp(ibqp)->wcu;
 }
 
-SNAADV_EXPORT uint32_t snaadv_wcubuf_rkey(struct ibv_qp *ibqp)
+uint32_t snaadv_wcubuf_rkey(struct ibv_qp *ibqp)
 {
 	struct snaa_wcu *w = snaadv_wcu(ibqp);
 
@@ -2034,7 +1958,7 @@ static uint64_t snaa_wcu_ready(struct snaa_wcu *w)
 	return (dp - w->rp) / w->frame_size;
 }
 
-SNAADV_EXPORT int snaadv_wcubuf_peek(struct ibv_qp *ibqp,
+int snaadv_wcubuf_peek(struct ibv_qp *ibqp,
 				     struct snaadv_wcubuf_frame *frames,
 				     int max)
 {
@@ -2061,7 +1985,7 @@ SNAADV_EXPORT int snaadv_wcubuf_peek(struct ibv_qp *ibqp,
 	return (int)n;
 }
 
-SNAADV_EXPORT void snaadv_wcubuf_consume(struct ibv_qp *ibqp, int n)
+void snaadv_wcubuf_consume(struct ibv_qp *ibqp, int n)
 {
 	struct snaa_wcu *w = snaadv_wcu(ibqp);
 	uint64_t ready;
@@ -2077,7 +2001,7 @@ SNAADV_EXPORT void snaadv_wcubuf_consume(struct ibv_qp *ibqp, int n)
 	__atomic_store_n(&w->ctrl->rp, w->rp, __ATOMIC_RELEASE);
 }
 
-SNAADV_EXPORT int snaadv_wcubuf_query(struct ibv_qp *ibqp,
+int snaadv_wcubuf_query(struct ibv_qp *ibqp,
 				      struct snaadv_wcubuf_stats *st)
 {
 	struct snaa_wcu *w = snaadv_wcu(ibqp);
@@ -2101,9 +2025,4 @@ SNAADV_EXPORT int snaadv_wcubuf_query(struct ibv_qp *ibqp,
 	return 0;
 }
 
-/* What rdma-core's PROVIDER_DRIVER() does for a dynamically loaded .so. */
-__attribute__((constructor))
-static void snaa_register_driver(void)
-{
-	verbs_register_driver_34(&snaa_dev_ops);
-}
+PROVIDER_DRIVER(snaa, snaa_dev_ops);

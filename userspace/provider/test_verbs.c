@@ -1,14 +1,16 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * test_verbs: host test of the provider's verbs (snaa.c) through the
- * installed libibverbs, against a fake kernel.  KTAP; exit 0 iff all
- * checks pass.
+ * libibverbs of the rdma-core tree it is built in (CMakeLists.txt),
+ * against a fake kernel.  KTAP; exit 0 iff all checks pass.
  *
- *   ./test_verbs /abs/path/libsnaa-rdmav34.so
+ *   ./test_verbs /abs/path/libsnaa-rdmavNN.so
  *
- * As in test_pabi, this executable exports stand-ins for the ibv_cmd_*
- * helpers the provider imports (see TEST_VERBS_EXPORTS in the Makefile);
- * being first in the global scope they play the kernel.  The context is
+ * This executable exports stand-ins for the ibv_cmd_* helpers the
+ * provider imports (SNAA_TEST_VERBS_EXPORTS in CMakeLists.txt): a
+ * versioned reference binds to an unversioned definition in the
+ * executable, which comes first in the global scope, so they play the
+ * kernel.  The context is
  * opened on a memfd instead of /dev/infiniband/uverbsN: the provider
  * mmap()s its rings from it at the keys the fake kernel hands out (the
  * test maps the same pages as the kernel's view); anything the provider
@@ -19,8 +21,7 @@
  * The doorbells, SQ and RQ, are one ioctl (SNAA_IB_METHOD_QP_DOORBELL):
  * the ioctl() this executable exports catches it on the memfd and
  * answers as the test says.  The resize_cq command layout is compared
- * with what the installed libibverbs itself writes (its
- * ibv_cmd_resize_cq) on a pipe.
+ * with what libibverbs itself writes (its ibv_cmd_resize_cq) on a pipe.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -36,15 +37,20 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <infiniband/driver.h>
+#include <infiniband/kern-abi.h>
 #include <rdma/rdma_user_ioctl.h>
 #include <rdma/snaa-abi.h>
 
-#include "snaa_pabi.h"
-
-#include "../../tests/lib/ktap.h"
+#include "ktap.h"		/* tests/lib/ */
 #include "test_vlog.h"
 
 #define NUM_TESTS	54
+
+/* The symbol version of libibverbs' private interface. */
+#define PABI_STR2(n)	#n
+#define PABI_STR(n)	PABI_STR2(n)
+#define IBVERBS_PRIVATE	"IBVERBS_PRIVATE_" PABI_STR(IBVERBS_PABI_VERSION)
 
 
 /* ------------------------------------------------------------------ */
@@ -228,7 +234,8 @@ static int one_doorbell(struct ibv_qp *qp, int rq, unsigned int calls0)
 
 static const struct verbs_device_ops *reg_ops;
 
-void verbs_register_driver_34(const struct verbs_device_ops *ops)
+/* verbs_register_driver_<IBVERBS_PABI_VERSION> (driver.h) */
+void verbs_register_driver(const struct verbs_device_ops *ops)
 {
 	reg_ops = ops;
 }
@@ -247,7 +254,7 @@ void verbs_set_ops(struct verbs_context *vctx,
 		   const struct verbs_context_ops *ops)
 {
 	set_ops_fn real = (set_ops_fn)dlvsym(RTLD_NEXT, "verbs_set_ops",
-					     "IBVERBS_PRIVATE_34");
+					     IBVERBS_PRIVATE);
 
 	set_ops = ops;
 	if (real)
@@ -260,16 +267,29 @@ static struct ibv_cq_ex *lib_create_cq_ex(struct ibv_context *ctx,
 	return set_ops->create_cq_ex(ctx, attr);
 }
 
+/* From private ABI 57 on with the fds to pass, as the provider calls it. */
+#if IBVERBS_PABI_VERSION >= 57
+int ibv_cmd_get_context(struct verbs_context *vctx,
+			struct ibv_get_context *cmd, size_t cmd_size,
+			struct ibv_fd_arr *fds,
+			struct ib_uverbs_get_context_resp *resp,
+			size_t resp_size)
+#else
 int ibv_cmd_get_context(struct verbs_context *vctx,
 			struct ibv_get_context *cmd, size_t cmd_size,
 			struct ib_uverbs_get_context_resp *resp,
 			size_t resp_size)
+#endif
 {
 	struct snaa_uresp_alloc_ctx *drv = (void *)(resp + 1);
 
 	(void)vctx;
 	(void)cmd;
 	(void)cmd_size;
+#if IBVERBS_PABI_VERSION >= 57
+	if (fds)
+		return EINVAL;
+#endif
 	if (resp_size >= sizeof(*resp) + sizeof(*drv)) {
 		drv->abi_version = SNAA_ABI_VERSION;
 		drv->dev_id = 3;
@@ -350,7 +370,7 @@ int ibv_cmd_reg_mr(struct ibv_pd *pd, void *addr, size_t length,
 	vmr->ibv_mr.handle = resp->mr_handle = next_handle++;
 	vmr->ibv_mr.lkey = resp->lkey = 0x1000 + vmr->ibv_mr.handle;
 	vmr->ibv_mr.rkey = resp->rkey = 0x2000 + vmr->ibv_mr.handle;
-	vmr->mr_type = SNAA_PABI_MR_TYPE_MR;
+	vmr->mr_type = IBV_MR_TYPE_MR;
 	vmr->access = access;
 	return 0;
 }
@@ -487,7 +507,7 @@ typedef int (*resize_fn)(struct ibv_cq *, int, struct ibv_resize_cq *,
 
 /*
  * Run the real ibv_cmd_resize_cq on a pipe and check the bytes against
- * struct ibv_resize_cq as snaa_pabi.h declares it.
+ * struct ibv_resize_cq as kern-abi.h declares it.
  */
 static int check_real_resize(struct ibv_cq *cq, int cqe,
 			     struct ibv_resize_cq *cmd, size_t cmd_size,
@@ -495,7 +515,7 @@ static int check_real_resize(struct ibv_cq *cq, int cqe,
 			     size_t resp_size)
 {
 	resize_fn real = (resize_fn)dlvsym(RTLD_NEXT, "ibv_cmd_resize_cq",
-					   "IBVERBS_PRIVATE_34");
+					   IBVERBS_PRIVATE);
 	struct ib_uverbs_resize_cq_resp saved = *resp;
 	unsigned char buf[256];
 	struct ibv_resize_cq got;
@@ -522,12 +542,12 @@ static int check_real_resize(struct ibv_cq *cq, int cqe,
 	if (got.hdr.command != IB_USER_VERBS_CMD_RESIZE_CQ ||
 	    got.hdr.in_words != cmd_size / 4 ||
 	    got.hdr.out_words != resp_size / 4 ||
-	    got.core.response != (uintptr_t)resp ||
-	    got.core.cq_handle != cq->handle || got.core.cqe != (uint32_t)cqe) {
+	    got.core_payload.response != (uintptr_t)resp ||
+	    got.core_payload.cq_handle != cq->handle || got.core_payload.cqe != (uint32_t)cqe) {
 		diag("real ibv_cmd_resize_cq wrote command %u in %u out %u response %#llx handle %u cqe %u",
 		     got.hdr.command, got.hdr.in_words, got.hdr.out_words,
-		     (unsigned long long)got.core.response,
-		     got.core.cq_handle, got.core.cqe);
+		     (unsigned long long)got.core_payload.response,
+		     got.core_payload.cq_handle, got.core_payload.cqe);
 		return 0;
 	}
 	return 1;
@@ -1092,11 +1112,9 @@ static void test_qp(struct ibv_pd *pd, struct ibv_cq *cq)
 	     WIFEXITED(status) && WEXITSTATUS(status) == 0;
 	result(ok, "fork(): the child does not inherit the SQ and RQ mappings (MADV_DONTFORK)");
 
-	ok = !ibv_qp_to_qp_ex(qp);
-	for (i = sizeof(struct ibv_qp); ok && i < SNAA_PABI_QP_EX_SHADOW; i++)
-		ok = !((unsigned char *)qp)[i];
-	result(ok, "QP object: ibv_qp_to_qp_ex() is NULL, bytes %zu..%d after the ibv_qp are zero",
-	       sizeof(struct ibv_qp), SNAA_PABI_QP_EX_SHADOW - 1);
+	ok = !ibv_qp_to_qp_ex(qp) &&
+	     !container_of(qp, struct verbs_qp, qp)->comp_mask;
+	result(ok, "QP object: a verbs_qp, comp_mask clear: ibv_qp_to_qp_ex() is NULL");
 
 	/*
 	 * In RESET nothing may be posted (IBA C10-97): EINVAL, bad_wr set,
@@ -1668,7 +1686,7 @@ int main(int argc, char **argv)
 	void *h;
 
 	if (argc != 2 || argv[1][0] != '/') {
-		fprintf(stderr, "usage: %s /abs/path/libsnaa-rdmav34.so\n",
+		fprintf(stderr, "usage: %s /abs/path/libsnaa-rdmavNN.so\n",
 			argv[0]);
 		return 2;
 	}

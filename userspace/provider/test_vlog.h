@@ -1,10 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
  * A stand-in for libibverbs' __verbs_log() for the provider's host
- * tests, which link the provider against themselves instead of
- * libibverbs: it records the calls, the level and the last message
- * (its first line).  Include it from one translation unit, after
- * snaa_pabi.h.
+ * test, which binds the provider to itself instead of libibverbs: it
+ * records the calls, the level and the last message (its first line).
+ * Include it from one translation unit, after <infiniband/driver.h>.
  */
 #ifndef SNAA_TEST_VLOG_H
 #define SNAA_TEST_VLOG_H

@@ -7,7 +7,9 @@ read -r SNAA_RUNNING_KVER </proc/sys/kernel/osrelease
 # The module built for the running kernel (scripts/modbuild.sh: under
 # build/kver/KVER/).
 SNAA_KO=$SNAA_TOP/$(sh "$SNAA_TOP/scripts/modbuild.sh" "$SNAA_RUNNING_KVER")/snaa.ko
-SNAA_PROVIDER=$SNAA_TOP/userspace/provider/libsnaa
+# The provider built by scripts/provider-build.sh (make provider) for the
+# installed rdma-core; libibverbs appends -rdmavNN.so.
+SNAA_PROVIDER=$SNAA_TOP/build/provider/libsnaa
 
 # snaa_build VAR NAME: set VAR to a usable binary of the selftests/snaa
 # program NAME (see its Makefile).  If VAR is set already, it must name an

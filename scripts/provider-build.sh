@@ -1,0 +1,354 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#
+# Build the snaa provider (userspace/provider) the way rdma-core builds
+# its own: as providers/snaa of the source tree of the rdma-core release
+# that is to load it, so that it is compiled against that release's
+# libibverbs/driver.h and matches its private provider ABI, whatever it
+# is (34 for rdma-core 34..56, 57, 59, 64, 65 later on).
+#
+# usage: scripts/provider-build.sh [OPTION]...
+#
+#   --rdma-core VER  build against this rdma-core source version: a Debian
+#                    version such as 56.1-1 (default: that of the installed
+#                    libibverbs-dev)
+#   --suite SUITE    the Debian suite whose deb-src holds VER (default:
+#                    this host's codename, from /etc/os-release)
+#   --out DIR        where the provider lands (default: build/provider)
+#   --tests          also build the provider's host test (test_verbs) and
+#                    that release's ibv_devices, into DIR
+#   --fetch          fetch and unpack the rdma-core source only
+#   -h, --help       this text
+#
+# The steps, each only when its result is missing or out of date (a
+# second run rebuilds only what changed):
+#  1. the version: dpkg-query of libibverbs-dev (pkg-config libibverbs
+#     elsewhere, with RDMA_CORE_SRC);
+#  2. its source: "apt-get source rdma-core=VER", with a private apt
+#     configuration under the cache (its own sources.list holding one
+#     deb-src line for the suite, its own lists and archives; the host's
+#     apt configuration and state are not used or changed), unpacked
+#     with dpkg-source into $SNAA_CACHE/rdma-core/VER, which is never
+#     written to again.  On other distributions RDMA_CORE_SRC names an
+#     unpacked rdma-core source tree of the installed release instead;
+#  3. a scratch copy of it, DIR/rdma-core-VER/src, with the provider
+#     added as rdma-core keeps its providers: providers/snaa (a link to
+#     userspace/provider), kernel-headers/rdma/snaa-abi.h (a link to
+#     include/uapi/rdma/snaa-abi.h, the master copy), and their lines in
+#     CMakeLists.txt and kernel-headers/CMakeLists.txt;
+#  4. cmake in DIR/rdma-core-VER/build (Ninja if ninja is installed, else
+#     Makefiles; CMAKE_GENERATOR chooses): no pyverbs, no man pages, no
+#     libnl;
+#  5. the target snaa only (and what it links: that release's libibverbs);
+#  6. the result, in DIR: libsnaa.so.1.0.X and its links libsnaa.so.1,
+#     libsnaa.so and libsnaa-rdmavNN.so (NN: that libibverbs' private ABI;
+#     RDMAV_DRIVERS=DIR/libsnaa loads it without installing anything),
+#     snaa.driver (the line for /etc/libibverbs.d/), provider.mk (what
+#     was built, for make install).
+#
+# Environment:
+#   SNAA_CACHE          the cache (default /var/cache/snaa; the sources go
+#                       to $SNAA_CACHE/rdma-core/)
+#   RDMA_CORE_SRC       an unpacked rdma-core source tree to build against
+#                       instead of fetching one; only read
+#   SNAA_APT_MIRROR     the archive for deb-src (default: Debian's
+#                       http://deb.debian.org/debian, Ubuntu's
+#                       http://archive.ubuntu.com/ubuntu)
+#   SNAA_APT_KEYRING    the keyring that signs it (default: the
+#                       distribution's archive keyring)
+#   SNAA_JOBS           parallel compile jobs (default: nproc)
+set -eu
+
+top=$(cd "$(dirname "$0")/.." && pwd)
+prog=provider-build
+
+die() {
+	echo "$prog: $*" >&2
+	exit 1
+}
+
+say() {
+	echo "$prog: $*"
+}
+
+usage() {
+	sed -n '/^# usage:/,/^#   -h/s/^# \{0,1\}//p' "$0"
+}
+
+ver=
+suite=
+out=$top/build/provider
+tests=
+fetch_only=
+while [ $# -gt 0 ]; do
+	case $1 in
+	--rdma-core) [ $# -ge 2 ] || die "--rdma-core needs a version"
+		ver=$2; shift ;;
+	--rdma-core=*) ver=${1#*=} ;;
+	--suite) [ $# -ge 2 ] || die "--suite needs a suite"
+		suite=$2; shift ;;
+	--suite=*) suite=${1#*=} ;;
+	--out) [ $# -ge 2 ] || die "--out needs a directory"
+		out=$2; shift ;;
+	--out=*) out=${1#*=} ;;
+	--tests) tests=1 ;;
+	--fetch) fetch_only=1 ;;
+	-h | --help) usage; exit 0 ;;
+	*) usage >&2; exit 2 ;;
+	esac
+	shift
+done
+case $out in
+/*) ;;
+*) out=$(pwd)/$out ;;
+esac
+cache=${SNAA_CACHE:-/var/cache/snaa}/rdma-core
+
+# ---- 1. which rdma-core -------------------------------------------------
+
+# The upstream version of the libibverbs that programs here load:
+# "44.0" from libibverbs' pkg-config version "1.14.44.0".
+installed_upstream() {
+	pkg-config --modversion libibverbs 2>/dev/null |
+		sed -n 's/^[0-9]*\.[0-9]*\.\([0-9]*\.[0-9]*\)$/\1/p'
+}
+
+# The upstream version of an rdma-core source tree.
+tree_version() {
+	sed -n 's/^set(PACKAGE_VERSION "\([^"]*\)")$/\1/p' "$1/CMakeLists.txt"
+}
+
+if [ -n "${RDMA_CORE_SRC:-}" ]; then
+	[ -z "$ver" ] || die "--rdma-core and RDMA_CORE_SRC exclude each other"
+	src_pristine=$(cd "$RDMA_CORE_SRC" && pwd) ||
+		die "RDMA_CORE_SRC=$RDMA_CORE_SRC: no such directory"
+	up=$(tree_version "$src_pristine")
+	[ -n "$up" ] ||
+		die "RDMA_CORE_SRC=$RDMA_CORE_SRC is not an rdma-core source tree (no PACKAGE_VERSION in its CMakeLists.txt)"
+	ver=$up
+	inst=$(installed_upstream)
+	if [ -n "$inst" ] && [ "$inst" != "$up" ]; then
+		say "note: RDMA_CORE_SRC is rdma-core $up, the installed libibverbs is $inst: the provider will be for $up"
+	fi
+else
+	if [ -z "$ver" ]; then
+		command -v dpkg-query >/dev/null 2>&1 ||
+			die "not a Debian-like system: set RDMA_CORE_SRC to an unpacked rdma-core source tree of the installed release ($(installed_upstream || true))"
+		ver=$(dpkg-query -W -f='${Version}' libibverbs-dev 2>/dev/null) ||
+			ver=
+		[ -n "$ver" ] ||
+			die "libibverbs-dev is not installed (make deps), or set RDMA_CORE_SRC"
+	fi
+	src_pristine=
+fi
+# No epoch in file and directory names.
+ver_dir=${ver#*:}
+case $ver_dir in
+*/* | '' | .*) die "odd version '$ver'" ;;
+esac
+
+# ---- 2. its source ------------------------------------------------------
+
+# apt_src_fetch: unpack rdma-core $ver into $cache/$ver_dir with apt-get
+# source through the private configuration in $cache/apt/$suite.
+apt_src_fetch() {
+	command -v apt-get >/dev/null 2>&1 && command -v dpkg-source >/dev/null 2>&1 ||
+		die "rdma-core $ver is not in $cache and there is no apt-get/dpkg-source (dpkg-dev) to fetch it: set RDMA_CORE_SRC"
+	# shellcheck disable=SC1091 # the host's
+	os_id=$(. /etc/os-release 2>/dev/null && echo "${ID:-}")
+	if [ -z "$suite" ]; then
+		# shellcheck disable=SC1091
+		suite=$(. /etc/os-release 2>/dev/null && echo "${VERSION_CODENAME:-}")
+		[ -n "$suite" ] || die "cannot tell this host's suite: give --suite"
+	fi
+	case $os_id in
+	ubuntu)
+		mirror=${SNAA_APT_MIRROR:-http://archive.ubuntu.com/ubuntu}
+		keyring=${SNAA_APT_KEYRING:-/usr/share/keyrings/ubuntu-archive-keyring.gpg} ;;
+	*)
+		mirror=${SNAA_APT_MIRROR:-http://deb.debian.org/debian}
+		keyring=${SNAA_APT_KEYRING:-/usr/share/keyrings/debian-archive-keyring.gpg} ;;
+	esac
+	[ -r "$keyring" ] || die "no keyring $keyring (set SNAA_APT_KEYRING)"
+
+	apt=$cache/apt/$suite
+	mkdir -p "$apt/lists/partial" "$apt/archives/partial" "$apt/empty" \
+		"$cache/dl"
+	echo "deb-src [signed-by=$keyring] $mirror $suite main" >"$apt/sources.list"
+	# Everything apt reads or writes is under $apt, but for the host's
+	# dpkg status (read only).  Check-Valid-Until=false: a mirror's
+	# Release of sid may be past its Valid-Until; the signature is still
+	# checked, and the version asked for is exact.
+	set -- -q -o Dir::Etc::SourceList="$apt/sources.list" \
+		-o Dir::Etc::SourceParts="$apt/empty" \
+		-o Dir::Etc::Preferences="$apt/empty/none" \
+		-o Dir::Etc::PreferencesParts="$apt/empty" \
+		-o Dir::State::Lists="$apt/lists" \
+		-o Dir::Cache="$apt" \
+		-o Dir::Cache::archives="$apt/archives" \
+		-o Acquire::Check-Valid-Until=false
+	# apt downloads as _apt where it can: let it write there.
+	if [ "$(id -u)" = 0 ] && id _apt >/dev/null 2>&1; then
+		chown _apt "$apt/archives/partial" "$cache/dl"
+	fi
+	say "apt-get update ($suite, deb-src only, private lists in $apt)"
+	apt-get "$@" update >"$apt/update.log" 2>&1 || {
+		cat "$apt/update.log" >&2
+		die "apt-get update for deb-src $mirror $suite failed"
+	}
+	say "apt-get source rdma-core=$ver"
+	(cd "$cache/dl" && apt-get "$@" source --download-only "rdma-core=$ver") || {
+		apt-cache "$@" showsrc rdma-core 2>/dev/null |
+			sed -n 's/^Version: /'"$prog"': '"$suite"' has rdma-core /p' >&2
+		die "apt-get source rdma-core=$ver failed: another --suite, or RDMA_CORE_SRC"
+	}
+	dsc=$cache/dl/rdma-core_${ver_dir}.dsc
+	[ -f "$dsc" ] || die "apt-get source left no $dsc"
+	tmp=$cache/.unpack.$$
+	rm -rf "$tmp"
+	dpkg-source -q -x "$dsc" "$tmp/src" >"$cache/dl/unpack.log" 2>&1 || {
+		cat "$cache/dl/unpack.log" >&2
+		rm -rf "$tmp"
+		die "dpkg-source -x $dsc failed"
+	}
+	mv "$tmp/src" "$cache/$ver_dir"
+	rmdir "$tmp"
+}
+
+if [ -z "$src_pristine" ]; then
+	src_pristine=$cache/$ver_dir
+	if [ ! -f "$src_pristine/CMakeLists.txt" ]; then
+		mkdir -p "$cache" || die "cannot create $cache (SNAA_CACHE=)"
+		apt_src_fetch
+	fi
+	[ "$(tree_version "$src_pristine")" = "${ver_dir%%-*}" ] ||
+		die "$src_pristine is not rdma-core ${ver_dir%%-*} (remove it to fetch it again)"
+fi
+[ -f "$src_pristine/providers/siw/CMakeLists.txt" ] ||
+	die "$src_pristine: not an rdma-core source tree"
+say "rdma-core $ver: $src_pristine"
+[ -z "$fetch_only" ] || exit 0
+
+# ---- 3. the scratch copy with the provider ------------------------------
+
+work=$out/rdma-core-$ver_dir
+src=$work/src
+bld=$work/build
+# What the copy was made from and how: a different one is made again.
+overlay="1 $src_pristine $top"
+
+# add_after FILE PATTERN LINE COUNT: put LINE (indented as the match)
+# after each line of FILE matching the awk regex PATTERN; there must be
+# COUNT of them.
+add_after() {
+	awk -v pat="$2" -v add="$3" -v want="$4" '
+		{ print }
+		$0 ~ pat { match($0, /^[ \t]*/); print substr($0, 1, RLENGTH) add; n++ }
+		END { exit n != want }' "$1" >"$1.new" ||
+		die "$1: expected $4 line(s) matching $2 to add $3 after"
+	mv "$1.new" "$1"
+}
+
+if [ "$(cat "$src/.snaa-overlay" 2>/dev/null)" != "$overlay" ]; then
+	say "scratch copy: $src"
+	rm -rf "$src.new"
+	mkdir -p "$work"
+	cp -a "$src_pristine" "$src.new"
+	[ ! -e "$src.new/providers/snaa" ] ||
+		die "$src_pristine already has providers/snaa"
+	ln -s "$top/userspace/provider" "$src.new/providers/snaa"
+	ln -sf "$top/include/uapi/rdma/snaa-abi.h" \
+		"$src.new/kernel-headers/rdma/snaa-abi.h"
+	add_after "$src.new/CMakeLists.txt" \
+		'^add_subdirectory\\(providers/siw\\)' \
+		'add_subdirectory(providers/snaa)' 1
+	# the header list and the list rdma_kernel_provider_abi() turns
+	# into kernel-abi/ headers for DECLARE_DRV_CMD
+	add_after "$src.new/kernel-headers/CMakeLists.txt" \
+		'^[ \t]*rdma/siw-abi\\.h$' 'rdma/snaa-abi.h' 2
+	echo "$overlay" >"$src.new/.snaa-overlay"
+	rm -rf "$src"
+	mv "$src.new" "$src"
+fi
+
+# ---- 4. configure ------------------------------------------------------
+
+if [ ! -f "$bld/CMakeCache.txt" ]; then
+	command -v cmake >/dev/null 2>&1 || die "no cmake (make deps)"
+	gen=${CMAKE_GENERATOR:-}
+	if [ -z "$gen" ]; then
+		if command -v ninja >/dev/null 2>&1; then
+			gen=Ninja
+		else
+			gen="Unix Makefiles"
+		fi
+	fi
+	say "cmake ($gen): $bld"
+	mkdir -p "$bld"
+	(cd "$bld" && cmake -G "$gen" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+		-DNO_PYVERBS=1 -DNO_MAN_PAGES=1 -DENABLE_RESOLVE_NEIGH=0 \
+		-DENABLE_STATIC=0 "$src" >cmake.log 2>&1) || {
+		cat "$bld/cmake.log" >&2
+		rm -f "$bld/CMakeCache.txt"
+		die "cmake failed (log above, $bld/cmake.log)"
+	}
+fi
+
+# ---- 5. build ----------------------------------------------------------
+
+targets=snaa
+[ -z "$tests" ] || targets="snaa snaa_test_verbs ibv_devices"
+# shellcheck disable=SC2086 # the target list
+cmake --build "$bld" --parallel "${SNAA_JOBS:-$(nproc)}" --target $targets ||
+	die "build failed"
+
+# ---- 6. the result -----------------------------------------------------
+
+# put SRC DST: copy SRC to DST unless DST has the same bytes already
+# (an unchanged provider keeps its time stamp).
+put() {
+	if ! cmp -s "$1" "$2"; then
+		cp "$1" "$2.new"
+		mv "$2.new" "$2"
+	fi
+}
+
+set -- "$bld"/lib/libsnaa-rdmav*.so
+[ $# = 1 ] && [ -L "$1" ] ||
+	die "expected one link $bld/lib/libsnaa-rdmavNN.so, found: $*"
+link=${1##*/}
+pabi=${link#libsnaa-rdmav}
+pabi=${pabi%.so}
+lib=$(readlink "$1")
+lib=${lib##*/}
+mkdir -p "$out"
+# What another rdma-core left here goes.
+for f in "$out"/libsnaa.so.1.* "$out"/libsnaa-rdmav*.so; do
+	case ${f##*/} in
+	"$lib" | "$link") ;;
+	*) rm -f "$f" ;;
+	esac
+done
+put "$bld/lib/$lib" "$out/$lib"
+ln -sfn "$lib" "$out/libsnaa.so.1"
+ln -sfn libsnaa.so.1 "$out/libsnaa.so"
+ln -sfn "$lib" "$out/$link"
+put "$bld/providers/snaa/snaa.driver" "$out/snaa.driver"
+if [ -n "$tests" ]; then
+	put "$bld/bin/snaa_test_verbs" "$out/test_verbs"
+	chmod +x "$out/test_verbs"
+	put "$bld/bin/ibv_devices" "$out/ibv_devices"
+	chmod +x "$out/ibv_devices"
+fi
+{
+	echo "# Written by scripts/provider-build.sh: what $out holds."
+	echo "SNAA_RDMA_CORE_VERSION := $ver"
+	echo "SNAA_RDMA_CORE_SRC := $src_pristine"
+	echo "SNAA_RDMA_CORE_BUILD := $bld"
+	echo "SNAA_IBVERBS_PABI := $pabi"
+	echo "SNAA_PROVIDER_LIB := $lib"
+	echo "SNAA_PROVIDER_LINK := $link"
+} >"$out/provider.mk.tmp"
+put "$out/provider.mk.tmp" "$out/provider.mk"
+rm -f "$out/provider.mk.tmp"
+say "$out/$link -> $lib (rdma-core $ver, private ABI $pabi)"
