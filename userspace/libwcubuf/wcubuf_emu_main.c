@@ -595,11 +595,12 @@ int main(int argc, char **argv)
 	if (wcu_open(&e->d, e->o.dev, e->o.port, e->o.gid_index, NULL))
 		return EX_LOCAL;
 	if (!snaadv_is_supported(e->d.ctx)) {
-		fprintf(stderr, "wcubuf-emu: %s is not driven by this tree's "
-			"snaa provider: use an snaa device (rdma link add "
-			"NAME type snaa netdev DEV) and RDMAV_DRIVERS=%s\n",
+		fprintf(stderr, "wcubuf-emu: %s is not driven by the snaa "
+			"provider: use an snaa device (rdma link add NAME "
+			"type snaa netdev DEV) and the installed provider or "
+			"RDMAV_DRIVERS=%s\n",
 			ibv_get_device_name(e->d.ctx->device),
-			"<tree>/userspace/provider/libsnaa");
+			"<tree>/build/provider/libsnaa");
 		wcu_close(&e->d);
 		return EX_STATUS_QP;
 	}

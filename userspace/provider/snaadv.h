@@ -5,9 +5,10 @@
  * What standard verbs cannot express: a QP with a QPN chosen by the
  * caller (a well-known status-channel QPN) and the WCU.BUF receive mode
  * of a UC QP (Documentation/wcubuf.rst).  The functions live in the
- * provider, libsnaa-rdmav34.so; a program using them links against it
- * (the provider libibverbs loads is then the same object).  They fail
- * with EOPNOTSUPP on a device that is not snaa.
+ * provider, libsnaa.so.1 (version SNAA_1.0, libsnaa.map); a program using
+ * them links it with -lsnaa, and the provider libibverbs loads (through
+ * libsnaa-rdmavNN.so) is then the same object.  They fail with
+ * EOPNOTSUPP on a device that is not snaa.
  */
 #ifndef SNAADV_H
 #define SNAADV_H

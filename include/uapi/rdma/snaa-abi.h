@@ -2,7 +2,7 @@
 /*
  * snaa kernel <-> rdma-core provider ABI.
  *
- * Everything exchanged between snaa.ko and libsnaa-rdmav34.so through
+ * Everything exchanged between snaa.ko and the provider (libsnaa) through
  * udata (driver-specific parts of uverbs commands) and through the
  * queues mapped into user space is declared here.  Structures use
  * fixed-width types, explicit padding and 64-bit alignment so that they
