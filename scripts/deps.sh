@@ -16,13 +16,16 @@ set -eu
 # kernel's kselftest lib.mk installs with rsync; clang and
 # libclang-rt-14-dev: libFuzzer and the sanitizers (tests/fuzz);
 # python3-pyverbs: rdma-core's own test suite (selftests/snaa/interop/pyverbs.sh);
-# debootstrap: the other distributions' roots (scripts/roots.sh).
+# debootstrap: the other distributions' roots (scripts/roots.sh);
+# cmake, ninja-build, python3: the provider is built in the installed
+# rdma-core's source tree, which dpkg-dev's dpkg-source unpacks
+# (scripts/provider-build.sh).
 pkgs="build-essential pkg-config linux-headers-amd64 linux-image-amd64
 qemu-system-x86 busybox-static cpio kmod xz-utils sparse
 rdma-core libibverbs-dev librdmacm-dev ibverbs-utils rdmacm-utils
 perftest iproute2 procps clang libclang-rt-14-dev
 linux-source-6.1 flex bison bc libelf-dev rsync python3-pyverbs
-debootstrap"
+debootstrap cmake ninja-build python3 dpkg-dev"
 
 bpo_list=/etc/apt/sources.list.d/snaa-bookworm-backports.list
 
