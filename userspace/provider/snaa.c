@@ -18,9 +18,13 @@
  * post_send/post_recv enter it only to ring a queue's doorbell
  * (SNAA_IB_METHOD_QP_DOORBELL) when the kernel has marked the ring idle.
  */
-#define _DEFAULT_SOURCE	/* pthread_spin_*, mmap, madvise in -std=c11 */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE	/* dladdr; rdma-core's build defines it already */
+#endif
 
+#include <dlfcn.h>
 #include <errno.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -244,6 +248,42 @@ static void snaa_log(struct verbs_context *vctx, uint32_t level,
 #define snaa_err(vctx, ...) snaa_log(vctx, VERBS_LOG_ERR, __VA_ARGS__)
 #define snaa_ctx_err(ibctx, ...) \
 	snaa_err(&snaa_ctx(ibctx)->ibv_ctx, __VA_ARGS__)
+
+/*
+ * Is the running libibverbs the rdma-core release this provider was
+ * built in?  The private ABI number (the -rdmavNN.so the library looks
+ * for) only says so much: within 34, struct ibv_qp_ex and with it
+ * verbs_qp.comp_mask moved between rdma-core 44 and 56, so a provider
+ * left over from before an upgrade would load and then corrupt memory.
+ * libibverbs has no version query, but rdma-core's build names the
+ * library libibverbs.so.1.<minor>.<PACKAGE_VERSION>: the file the
+ * running one came from tells.  Under any other name nothing is known,
+ * and nothing refused.  Returns 0, or EPROTO (logged).
+ */
+static int snaa_check_libibverbs(struct verbs_context *vctx)
+{
+	static const char prefix[] = "libibverbs.so.1.";
+	char path[PATH_MAX];
+	const char *base, *ver;
+	Dl_info info;
+
+	/* (a symbol the host test does not stand in for) */
+	if (!dladdr((void *)_verbs_init_and_alloc_context, &info) ||
+	    !info.dli_fname || !realpath(info.dli_fname, path))
+		return 0;
+	base = strrchr(path, '/');
+	base = base ? base + 1 : path;
+	if (strncmp(base, prefix, sizeof(prefix) - 1))
+		return 0;
+	/* past the minor number */
+	ver = strchr(base + sizeof(prefix) - 1, '.');
+	if (!ver || !strcmp(ver + 1, PACKAGE_VERSION))
+		return 0;
+	snaa_err(vctx,
+		 "libibverbs is %s, this provider was built in rdma-core %s: rebuild it against the installed rdma-core (make provider)",
+		 base, PACKAGE_VERSION);
+	return EPROTO;
+}
 
 static int snaa_query_device_ex(struct ibv_context *ibctx,
 				const struct ibv_query_device_ex_input *input,
@@ -1791,6 +1831,9 @@ static struct verbs_context *snaa_alloc_context(struct ibv_device *ibdev,
 		ret = EPROTO;
 		goto err_uninit;
 	}
+	ret = snaa_check_libibverbs(&ctx->ibv_ctx);
+	if (ret)
+		goto err_uninit;
 
 	memset(&cmd, 0, sizeof(cmd));
 	memset(&resp, 0, sizeof(resp));
