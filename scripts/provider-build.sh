@@ -134,8 +134,9 @@ else
 	if [ -z "$ver" ]; then
 		command -v dpkg-query >/dev/null 2>&1 ||
 			die "not a Debian-like system: set RDMA_CORE_SRC to an unpacked rdma-core source tree of the installed release ($(installed_upstream || true))"
-		ver=$(dpkg-query -W -f='${Version}' libibverbs-dev 2>/dev/null) ||
-			ver=
+		# (one line per installed architecture: the same version)
+		ver=$(dpkg-query -W -f='${Version}\n' libibverbs-dev 2>/dev/null |
+			head -n 1) || ver=
 		[ -n "$ver" ] ||
 			die "libibverbs-dev is not installed (make deps), or set RDMA_CORE_SRC"
 	fi
@@ -152,8 +153,10 @@ esac
 # apt_src_fetch: unpack rdma-core $ver into $cache/$ver_dir with apt-get
 # source through the private configuration in $cache/apt/$suite.
 apt_src_fetch() {
-	command -v apt-get >/dev/null 2>&1 && command -v dpkg-source >/dev/null 2>&1 ||
+	if ! command -v apt-get >/dev/null 2>&1 ||
+	   ! command -v dpkg-source >/dev/null 2>&1; then
 		die "rdma-core $ver is not in $cache and there is no apt-get/dpkg-source (dpkg-dev) to fetch it: set RDMA_CORE_SRC"
+	fi
 	# shellcheck disable=SC1091 # the host's
 	os_id=$(. /etc/os-release 2>/dev/null && echo "${ID:-}")
 	if [ -z "$suite" ]; then
@@ -219,7 +222,12 @@ if [ -z "$src_pristine" ]; then
 	src_pristine=$cache/$ver_dir
 	if [ ! -f "$src_pristine/CMakeLists.txt" ]; then
 		mkdir -p "$cache" || die "cannot create $cache (SNAA_CACHE=)"
-		apt_src_fetch
+		# One fetch at a time (work trees share the cache); the
+		# one that waited finds the source there.
+		exec 9>"$cache/.lock"
+		command -v flock >/dev/null 2>&1 && flock 9
+		[ -f "$src_pristine/CMakeLists.txt" ] || apt_src_fetch
+		exec 9>&-
 	fi
 	[ "$(tree_version "$src_pristine")" = "${ver_dir%%-*}" ] ||
 		die "$src_pristine is not rdma-core ${ver_dir%%-*} (remove it to fetch it again)"
@@ -252,8 +260,10 @@ add_after() {
 if [ "$(cat "$src/.snaa-overlay" 2>/dev/null)" != "$overlay" ]; then
 	say "scratch copy: $src"
 	rm -rf "$src.new"
-	mkdir -p "$work"
-	cp -a "$src_pristine" "$src.new"
+	mkdir -p "$src.new"
+	# (not a git checkout's .git)
+	(cd "$src_pristine" && tar -cf - --exclude=./.git .) |
+		(cd "$src.new" && tar -xf -) || die "cannot copy $src_pristine"
 	[ ! -e "$src.new/providers/snaa" ] ||
 		die "$src_pristine already has providers/snaa"
 	ln -s "$top/userspace/provider" "$src.new/providers/snaa"
@@ -273,6 +283,12 @@ fi
 
 # ---- 4. configure ------------------------------------------------------
 
+# A build directory configured for another source path (the tree moved)
+# is of no use: cmake refuses it.
+if [ -f "$bld/CMakeCache.txt" ] &&
+   ! grep -qxF "CMAKE_HOME_DIRECTORY:INTERNAL=$src" "$bld/CMakeCache.txt"; then
+	rm -rf "$bld"
+fi
 if [ ! -f "$bld/CMakeCache.txt" ]; then
 	command -v cmake >/dev/null 2>&1 || die "no cmake (make deps)"
 	gen=${CMAKE_GENERATOR:-}
@@ -314,8 +330,9 @@ put() {
 }
 
 set -- "$bld"/lib/libsnaa-rdmav*.so
-[ $# = 1 ] && [ -L "$1" ] ||
+if [ $# != 1 ] || [ ! -L "$1" ]; then
 	die "expected one link $bld/lib/libsnaa-rdmavNN.so, found: $*"
+fi
 link=${1##*/}
 pabi=${link#libsnaa-rdmav}
 pabi=${pabi%.so}

@@ -52,6 +52,7 @@ mk_sysfs() {
 
 # run_devices [ENV=VAL...]: ibv_devices output (stdout+stderr) in $tmp/out
 run_devices() {
+	# shellcheck disable=SC2016 # $0: the inner shell's, $ibv_devices
 	env SYSFS_PATH="$tmp/sys" RDMAV_DRIVERS="$prefix" \
 		IBV_SHOW_WARNINGS=1 "$@" \
 		unshare -m sh -c 'mount -t tmpfs none /dev &&
