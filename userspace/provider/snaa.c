@@ -429,6 +429,7 @@ static struct ibv_ah *snaa_create_ah(struct ibv_pd *ibpd,
 				     struct ibv_ah_attr *attr)
 {
 	struct usnaa_create_ah_resp resp;
+	struct snaa_uresp_create_ah *drv = &resp.drv_payload;
 	struct snaa_ah *ah;
 	int ret;
 
@@ -443,7 +444,7 @@ static struct ibv_ah *snaa_create_ah(struct ibv_pd *ibpd,
 		errno = ret;
 		return NULL;
 	}
-	ah->ahn = resp.ahn;
+	ah->ahn = drv->ahn;
 	return &ah->ibv_ah;
 }
 
@@ -532,6 +533,7 @@ static struct snaa_cq *snaa_cq_new(struct ibv_context *ibctx, int cqe,
 {
 	struct usnaa_create_cq_resp resp;
 	struct usnaa_create_cq cmd;
+	struct snaa_uresp_create_cq *drv = &resp.drv_payload;
 	struct snaa_cq *cq;
 	void *map;
 	int ret;
@@ -550,36 +552,36 @@ static struct snaa_cq *snaa_cq_new(struct ibv_context *ibctx, int cqe,
 		return NULL;
 	}
 
-	if (resp.cqe_size != sizeof(struct snaa_cqe) ||
-	    !snaa_cq_geometry_ok(resp.num_cqe, resp.ring_size,
+	if (drv->cqe_size != sizeof(struct snaa_cqe) ||
+	    !snaa_cq_geometry_ok(drv->num_cqe, drv->ring_size,
 				 resp.ibv_resp.cqe)) {
 		snaa_ctx_err(ibctx,
 			     "kernel returned a CQ ring of %u entries of size %u in %u bytes for %u CQEs (provider needs a power of two >= the CQEs, entries of %zu bytes, a %zu-byte header): provider/kernel ABI mismatch",
-			     resp.num_cqe, resp.cqe_size,
-			     resp.ring_size, resp.ibv_resp.cqe,
+			     drv->num_cqe, drv->cqe_size,
+			     drv->ring_size, resp.ibv_resp.cqe,
 			     sizeof(struct snaa_cqe), sizeof(struct snaa_ring));
 		ret = EPROTO;
 		goto err_destroy;
 	}
 
-	map = snaa_map_ring(ibctx, "CQ", resp.cq_key, resp.ring_size);
+	map = snaa_map_ring(ibctx, "CQ", drv->cq_key, drv->ring_size);
 	if (!map) {
 		ret = errno;
 		goto err_destroy;
 	}
-	snaa_queue_init(&cq->q, map, resp.num_cqe, sizeof(struct snaa_cqe),
-			resp.num_cqe, false);
+	snaa_queue_init(&cq->q, map, drv->num_cqe, sizeof(struct snaa_cqe),
+			drv->num_cqe, false);
 	if (!snaa_queue_indices_ok(&cq->q)) {
 		snaa_ctx_err(ibctx,
 			     "new CQ ring has producer %u, consumer %u for %u entries: provider/kernel ABI mismatch",
 			     cq->q.ring->producer, cq->q.ring->consumer,
-			     resp.num_cqe);
-		munmap(map, resp.ring_size);
+			     drv->num_cqe);
+		munmap(map, drv->ring_size);
 		ret = EPROTO;
 		goto err_destroy;
 	}
 	cq->map = map;
-	cq->map_len = resp.ring_size;
+	cq->map_len = drv->ring_size;
 	pthread_spin_init(&cq->lock, PTHREAD_PROCESS_PRIVATE);
 	return cq;
 
@@ -831,6 +833,7 @@ static int snaa_resize_cq(struct ibv_cq *ibcq, int cqe)
 	struct snaa_cq *cq = snaa_cq(ibcq);
 	struct usnaa_resize_cq_resp resp;
 	struct usnaa_resize_cq cmd;
+	struct snaa_uresp_resize_cq *drv = &resp.drv_payload;
 	struct snaa_queue q;
 	size_t old_len;
 	uint32_t prod;
@@ -849,31 +852,31 @@ static int snaa_resize_cq(struct ibv_cq *ibcq, int cqe)
 	if (ret)
 		goto out_unlock;	/* nothing changed */
 
-	if (!snaa_cq_geometry_ok(resp.num_cqe, resp.ring_size,
+	if (!snaa_cq_geometry_ok(drv->num_cqe, drv->ring_size,
 				 resp.ibv_resp.cqe)) {
 		snaa_ctx_err(ibctx,
 			     "kernel resized the CQ to a ring of %u entries in %u bytes for %u CQEs: provider/kernel ABI mismatch; the CQ is unusable",
-			     resp.num_cqe, resp.ring_size,
+			     drv->num_cqe, drv->ring_size,
 			     resp.ibv_resp.cqe);
 		ret = EPROTO;
 		goto out_broken;
 	}
-	map = snaa_map_ring(ibctx, "resized CQ", resp.cq_key,
-			    resp.ring_size);
+	map = snaa_map_ring(ibctx, "resized CQ", drv->cq_key,
+			    drv->ring_size);
 	if (!map) {
 		ret = errno;
 		snaa_ctx_err(ibctx, "the CQ is unusable");
 		goto out_broken;
 	}
-	snaa_queue_init(&q, map, resp.num_cqe, sizeof(struct snaa_cqe),
-			resp.num_cqe, false);
-	q.index = resp.consumer;
+	snaa_queue_init(&q, map, drv->num_cqe, sizeof(struct snaa_cqe),
+			drv->num_cqe, false);
+	q.index = drv->consumer;
 	prod = snaa_load_acquire(&q.ring->producer);
 	if (prod - q.index > q.num) {
 		snaa_ctx_err(ibctx,
 			     "resized CQ ring has producer %u, consumer %u for %u entries: provider/kernel ABI mismatch; the CQ is unusable",
 			     prod, q.index, q.num);
-		munmap(map, resp.ring_size);
+		munmap(map, drv->ring_size);
 		ret = EPROTO;
 		goto out_broken;
 	}
@@ -884,7 +887,7 @@ static int snaa_resize_cq(struct ibv_cq *ibcq, int cqe)
 	old_len = cq->map_len;
 	cq->q = q;
 	cq->map = map;
-	cq->map_len = resp.ring_size;
+	cq->map_len = drv->ring_size;
 	pthread_spin_unlock(&cq->lock);
 	munmap(old, old_len);
 	return 0;
@@ -1671,6 +1674,7 @@ static struct ibv_srq *snaa_create_srq(struct ibv_pd *ibpd,
 	struct ibv_context *ibctx = ibpd->context;
 	struct usnaa_create_srq_resp resp;
 	struct usnaa_create_srq cmd;
+	struct snaa_uresp_create_srq *drv = &resp.drv_payload;
 	struct snaa_srq *srq;
 	void *map;
 	int ret;
@@ -1686,28 +1690,28 @@ static struct ibv_srq *snaa_create_srq(struct ibv_pd *ibpd,
 	if (ret)
 		goto err_free;
 	/* attr->attr now holds what the kernel granted. */
-	if (!snaa_ring_geometry_ok(resp.num, resp.stride,
-				   resp.ring_size,
+	if (!snaa_ring_geometry_ok(drv->num, drv->stride,
+				   drv->ring_size,
 				   snaa_rq_min_stride(attr->attr.max_sge)) ||
-	    resp.num < attr->attr.max_wr) {
+	    drv->num < attr->attr.max_wr) {
 		snaa_ctx_err(ibctx,
 			     "kernel returned an SRQ ring of %u entries of size %u in %u bytes for %u WRs: provider/kernel ABI mismatch",
-			     resp.num, resp.stride, resp.ring_size,
+			     drv->num, drv->stride, drv->ring_size,
 			     attr->attr.max_wr);
 		ret = EPROTO;
 		goto err_destroy;
 	}
-	map = snaa_map_ring(ibctx, "SRQ", resp.srq_key,
-			    resp.ring_size);
+	map = snaa_map_ring(ibctx, "SRQ", drv->srq_key,
+			    drv->ring_size);
 	if (!map) {
 		ret = errno;
 		goto err_destroy;
 	}
 	pthread_spin_init(&srq->rq.lock, PTHREAD_PROCESS_PRIVATE);
-	snaa_queue_init(&srq->rq.q, map, resp.num, resp.stride,
+	snaa_queue_init(&srq->rq.q, map, drv->num, drv->stride,
 			attr->attr.max_wr, true);
 	srq->rq.map = map;
-	srq->rq.map_len = resp.ring_size;
+	srq->rq.map_len = drv->ring_size;
 	srq->rq.max_sge = attr->attr.max_sge;
 	return &srq->ibv_srq;
 
@@ -1805,6 +1809,7 @@ static struct verbs_context *snaa_alloc_context(struct ibv_device *ibdev,
 {
 	struct usnaa_alloc_context_resp resp;
 	struct usnaa_alloc_context cmd;
+	struct snaa_uresp_alloc_ctx *drv = &resp.drv_payload;
 	struct snaa_context *ctx;
 	int ret;
 
@@ -1851,21 +1856,21 @@ static struct verbs_context *snaa_alloc_context(struct ibv_device *ibdev,
 		goto err_uninit;
 	}
 
-	if (!resp.abi_version) {
+	if (!drv->abi_version) {
 		snaa_err(&ctx->ibv_ctx,
 			 "kernel driver returned no snaa get_context response (provider needs ABI %u)",
 			 SNAA_ABI_VERSION);
 		ret = EPROTO;
 		goto err_uninit;
 	}
-	if (resp.abi_version != SNAA_ABI_VERSION) {
+	if (drv->abi_version != SNAA_ABI_VERSION) {
 		snaa_err(&ctx->ibv_ctx,
 			 "kernel driver speaks snaa ABI %u, provider needs %u; rebuild libsnaa or snaa.ko so they match",
-			 resp.abi_version, SNAA_ABI_VERSION);
+			 drv->abi_version, SNAA_ABI_VERSION);
 		ret = EPROTO;
 		goto err_uninit;
 	}
-	ctx->dev_id = resp.dev_id;
+	ctx->dev_id = drv->dev_id;
 
 	verbs_set_ops(&ctx->ibv_ctx, &snaa_context_ops);
 
