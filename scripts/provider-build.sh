@@ -18,6 +18,9 @@
 #   --tests          also build the provider's host test (test_verbs) and
 #                    that release's ibv_devices, into DIR
 #   --fetch          fetch and unpack the rdma-core source only
+#   --stand-in       rdma-core 44 only: build against the stand-in for its
+#                    source tree (userspace/provider/rdma-core-44.0/) even if
+#                    the source can be had
 #   -h, --help       this text
 #
 # The steps, each only when its result is missing or out of date (a
@@ -29,8 +32,19 @@
 #     deb-src line for the suite, its own lists and archives; the host's
 #     apt configuration and state are not used or changed), unpacked
 #     with dpkg-source into $SNAA_CACHE/rdma-core/VER, which is never
-#     written to again.  On other distributions RDMA_CORE_SRC names an
-#     unpacked rdma-core source tree of the installed release instead;
+#     written to again.  Where the archive lacks one of the package's
+#     files, the others are fetched one by one (apt-helper, each checked
+#     against the SHA-256 of the signed Sources index) and the upstream
+#     tarball unpacked with the Debian tarball's patches applied, or
+#     alone (VER.origin says which).  Without the upstream tarball,
+#     rdma-core 44 is built against its stand-in (3'.); for any other
+#     release that is an error.  On other distributions RDMA_CORE_SRC
+#     names an unpacked rdma-core source tree of the installed release;
+#  3'. rdma-core 44 without its source: snaa.c, test_verbs.c and
+#     test_pabi.c compiled with cc against userspace/provider/
+#     rdma-core-44.0/ (driver.h, kern-abi.h and config.h of that release,
+#     as far as the provider uses them) and the installed libibverbs,
+#     into DIR/rdma-core-44.0-stand-in, then on to 6.;
 #  3. a scratch copy of it, DIR/rdma-core-VER/src, with the provider
 #     added as rdma-core keeps its providers: providers/snaa (a link to
 #     userspace/provider), kernel-headers/rdma/snaa-abi.h (a link to
@@ -80,6 +94,7 @@ suite=
 out=$top/build/provider
 tests=
 fetch_only=
+standin=
 while [ $# -gt 0 ]; do
 	case $1 in
 	--rdma-core) [ $# -ge 2 ] || die "--rdma-core needs a version"
@@ -93,6 +108,7 @@ while [ $# -gt 0 ]; do
 	--out=*) out=${1#*=} ;;
 	--tests) tests=1 ;;
 	--fetch) fetch_only=1 ;;
+	--stand-in) standin=1 ;;
 	-h | --help) usage; exit 0 ;;
 	*) usage >&2; exit 2 ;;
 	esac
@@ -200,11 +216,88 @@ apt_src_fetch() {
 		die "apt-get update for deb-src $mirror $suite failed"
 	}
 	say "apt-get source rdma-core=$ver"
-	(cd "$cache/dl" && apt-get "$@" source --download-only "rdma-core=$ver") || {
+	if (cd "$cache/dl" && apt-get "$@" source --download-only \
+		"rdma-core=$ver" >"$cache/dl/source.log" 2>&1); then
+		dsc_unpack
+		return
+	fi
+	# A mirror or snapshot may lack a file of the source package
+	# (Debian's archive here answers 404 for rdma-core_44.0.orig.tar.gz
+	# and for the .dsc of 56.1-1 and 65.0-1.1): fetch what it has, file
+	# by file, each checked against the signed Sources index.
+	say "apt-get source failed ($(grep -m 1 -E '^(E|Err):' "$cache/dl/source.log" || echo 'see its log'))"
+	say "fetching the files of rdma-core $ver one by one"
+	apt-cache "$@" showsrc rdma-core >"$cache/dl/showsrc" 2>/dev/null
+	dir=$(awk -v v="$ver" '/^Version: / { ok = $2 == v }
+		ok && /^Directory: / { print $2; exit }' "$cache/dl/showsrc")
+	[ -n "$dir" ] || {
 		apt-cache "$@" showsrc rdma-core 2>/dev/null |
 			sed -n 's/^Version: /'"$prog"': '"$suite"' has rdma-core /p' >&2
-		die "apt-get source rdma-core=$ver failed: another --suite, or RDMA_CORE_SRC"
+		die "$suite has no rdma-core $ver: another --suite, or RDMA_CORE_SRC"
 	}
+	awk -v v="$ver" '/^Version: / { ok = $2 == v }
+		/^[^ ]/ { sums = 0 } /^Checksums-Sha256:/ { sums = ok; next }
+		sums && NF == 3 { print $1, $3 }' "$cache/dl/showsrc" |
+	while read -r sha name; do
+		[ -f "$cache/dl/$name" ] && continue
+		if /usr/lib/apt/apt-helper "$@" download-file \
+			"$mirror/$dir/$name" "$cache/dl/$name" "SHA256:$sha" \
+			>/dev/null 2>&1; then
+			say "  $name"
+		else
+			say "  $name: not in the archive"
+		fi
+	done
+	dsc=$cache/dl/rdma-core_${ver_dir}.dsc
+	up=${ver_dir%-*}
+	orig=
+	for f in "$cache/dl/rdma-core_$up.orig.tar".*; do
+		[ -f "$f" ] && orig=$f
+	done
+	deb=
+	for f in "$cache/dl/rdma-core_$ver_dir.debian.tar".*; do
+		[ -f "$f" ] && deb=$f
+	done
+	if [ -f "$dsc" ] && [ -n "$orig" ] && [ -n "$deb" ]; then
+		dsc_unpack
+		return
+	fi
+	# Without the .dsc, do what dpkg-source -x does for a 3.0 (quilt)
+	# package; without the Debian tarball, the upstream release alone.
+	[ -n "$orig" ] || return 1
+	tmp=$cache/.unpack.$$
+	rm -rf "$tmp"
+	mkdir -p "$tmp/src"
+	tar -xf "$orig" -C "$tmp/src" --strip-components=1 ||
+		die "cannot unpack $orig"
+	{
+		echo "rdma-core $ver as assembled by scripts/provider-build.sh on $(date -u +%F):"
+		echo "${orig##*/} (sha256 as in $suite's signed Sources index)"
+	} >"$tmp/origin"
+	if [ -n "$deb" ]; then
+		mkdir -p "$tmp/src/debian"
+		tar -xf "$deb" -C "$tmp/src" || die "cannot unpack $deb"
+		echo "and ${deb##*/}, with the patches of debian/patches/series applied in order" >>"$tmp/origin"
+		if [ -f "$tmp/src/debian/patches/series" ]; then
+			sed -e 's/#.*//' -e '/^[[:space:]]*$/d' \
+				"$tmp/src/debian/patches/series" |
+			while read -r pf popt; do
+				patch -s -d "$tmp/src" "${popt:--p1}" \
+					<"$tmp/src/debian/patches/$pf" ||
+					die "patch $pf does not apply"
+			done || exit 1
+		fi
+	else
+		echo "only: the Debian tarball is not in the archive, Debian's patches are not applied" >>"$tmp/origin"
+		say "note: no Debian tarball for $ver: the upstream source without Debian's patches"
+	fi
+	mv "$tmp/origin" "$cache/$ver_dir.origin"
+	mv "$tmp/src" "$cache/$ver_dir"
+	rmdir "$tmp"
+}
+
+# dsc_unpack: dpkg-source -x of the fetched .dsc into $cache/$ver_dir.
+dsc_unpack() {
 	dsc=$cache/dl/rdma-core_${ver_dir}.dsc
 	[ -f "$dsc" ] || die "apt-get source left no $dsc"
 	tmp=$cache/.unpack.$$
@@ -218,7 +311,13 @@ apt_src_fetch() {
 	rmdir "$tmp"
 }
 
-if [ -z "$src_pristine" ]; then
+# The stand-in for a release's source tree, if there is one.
+standin_dir=$top/userspace/provider/rdma-core-${ver_dir%%-*}
+if [ -n "$standin" ]; then
+	[ -z "${RDMA_CORE_SRC:-}" ] || die "--stand-in and RDMA_CORE_SRC exclude each other"
+	[ -d "$standin_dir" ] ||
+		die "--stand-in: there is a stand-in for rdma-core 44 only, not for $ver"
+elif [ -z "$src_pristine" ]; then
 	src_pristine=$cache/$ver_dir
 	if [ ! -f "$src_pristine/CMakeLists.txt" ]; then
 		mkdir -p "$cache" || die "cannot create $cache (SNAA_CACHE=)"
@@ -226,16 +325,144 @@ if [ -z "$src_pristine" ]; then
 		# one that waited finds the source there.
 		exec 9>"$cache/.lock"
 		command -v flock >/dev/null 2>&1 && flock 9
-		[ -f "$src_pristine/CMakeLists.txt" ] || apt_src_fetch
+		# (a fetch that found no upstream tarball is not tried again
+		# on every build: the marker says when it was)
+		if [ -f "$src_pristine/CMakeLists.txt" ]; then
+			:
+		elif [ -f "$src_pristine.unavailable" ]; then
+			say "no upstream tarball of rdma-core $ver in the archive on $(cat "$src_pristine.unavailable") (remove $src_pristine.unavailable to try again)"
+			src_pristine=
+		elif ! apt_src_fetch; then
+			date -u +%F >"$src_pristine.unavailable"
+			src_pristine=
+		fi
 		exec 9>&-
 	fi
-	[ "$(tree_version "$src_pristine")" = "${ver_dir%%-*}" ] ||
-		die "$src_pristine is not rdma-core ${ver_dir%%-*} (remove it to fetch it again)"
+	if [ -z "$src_pristine" ]; then
+		[ -d "$standin_dir" ] ||
+			die "the archive has no upstream tarball of rdma-core $ver: set RDMA_CORE_SRC to an unpacked source tree of it"
+		say "the archive has no upstream tarball of rdma-core $ver: building against its stand-in, ${standin_dir#"$top"/}"
+		standin=1
+	else
+		[ "$(tree_version "$src_pristine")" = "${ver_dir%%-*}" ] ||
+			die "$src_pristine is not rdma-core ${ver_dir%%-*} (remove it to fetch it again)"
+	fi
 fi
-[ -f "$src_pristine/providers/siw/CMakeLists.txt" ] ||
-	die "$src_pristine: not an rdma-core source tree"
-say "rdma-core $ver: $src_pristine"
+if [ -z "$standin" ]; then
+	[ -f "$src_pristine/providers/siw/CMakeLists.txt" ] ||
+		die "$src_pristine: not an rdma-core source tree"
+	say "rdma-core $ver: $src_pristine"
+fi
 [ -z "$fetch_only" ] || exit 0
+
+# put SRC DST: copy SRC to DST unless DST has the same bytes already
+# (an unchanged provider keeps its time stamp).
+put() {
+	if ! cmp -s "$1" "$2"; then
+		cp "$1" "$2.new"
+		mv "$2.new" "$2"
+	fi
+}
+
+# provider_mk PABI LIB LINK [VAR=VALUE...]: write $out/provider.mk, what
+# $out holds (the Makefile's install and check read it).
+provider_mk() {
+	{
+		echo "# Written by scripts/provider-build.sh: what $out holds."
+		echo "SNAA_RDMA_CORE_VERSION := $ver"
+		echo "SNAA_IBVERBS_PABI := $1"
+		echo "SNAA_PROVIDER_LIB := $2"
+		echo "SNAA_PROVIDER_LINK := $3"
+		shift 3
+		for kv in "$@"; do
+			echo "${kv%%=*} := ${kv#*=}"
+		done
+	} >"$out/provider.mk.tmp"
+	put "$out/provider.mk.tmp" "$out/provider.mk"
+	rm -f "$out/provider.mk.tmp"
+}
+
+# clear_other LIB LINK: remove what another rdma-core left in $out.
+clear_other() {
+	for f in "$out"/libsnaa.so.1.* "$out"/libsnaa-rdmav*.so; do
+		case ${f##*/} in
+		"$1" | "$2") ;;
+		*) rm -f "$f" ;;
+		esac
+	done
+}
+
+# ---- 3'. or: against the stand-in ----------------------------------------
+
+# The provider and its tests compiled directly, with the warnings
+# rdma-core builds its providers with, against the stand-in's driver.h
+# and the installed libibverbs (which is that release).  test_pabi checks
+# the stand-in's layouts against that library.
+if [ -n "$standin" ]; then
+	up=${ver_dir%%-*}
+	inst=$(installed_upstream)
+	[ "$inst" = "$up" ] ||
+		die "the stand-in is rdma-core $up, the installed libibverbs is ${inst:-none}: it can only be built where that release is installed"
+	pdir=$top/userspace/provider
+	work=$out/rdma-core-$up-stand-in
+	mkdir -p "$work"
+	cc=${CC:-cc}
+	set -- -std=gnu11 -Wall -Wextra -Wno-sign-compare \
+		-Wno-unused-parameter -Wmissing-prototypes \
+		-Wmissing-declarations -Wwrite-strings -Wformat=2 \
+		-Wformat-nonliteral -Wcast-function-type -Wnested-externs \
+		-Wshadow -Wno-missing-field-initializers -Werror -O2 -g \
+		-I"$standin_dir" -I"$top/include/uapi" -I"$top/tests/lib"
+	lib=libsnaa.so.1.0.$up
+	link=libsnaa-rdmav34.so
+	say "cc: $work/$lib (against ${standin_dir#"$top"/})"
+	# -z now: a libibverbs without one of the imports is refused at
+	# load time, not at the first call.
+	"$cc" "$@" -fPIC -shared -Wl,-soname,libsnaa.so.1 -Wl,-z,defs \
+		-Wl,-z,now -Wl,-z,relro \
+		-Wl,--version-script="$pdir/libsnaa.map" \
+		-o "$work/$lib" "$pdir/snaa.c" -libverbs -ldl ||
+		die "build failed"
+	if [ -n "$tests" ]; then
+		# the libibverbs entry points the tests stand in for
+		exports="verbs_register_driver_34 verbs_set_ops __verbs_log
+			ibv_cmd_get_context ibv_cmd_query_device_any
+			ibv_cmd_query_port ibv_cmd_alloc_pd ibv_cmd_dealloc_pd
+			ibv_cmd_reg_mr ibv_cmd_dereg_mr ibv_cmd_create_cq
+			ibv_cmd_destroy_cq ibv_cmd_req_notify_cq
+			ibv_cmd_resize_cq ibv_cmd_create_qp ibv_cmd_modify_qp
+			ibv_cmd_query_qp ibv_cmd_destroy_qp ibv_cmd_create_ah
+			ibv_cmd_destroy_ah ibv_cmd_alloc_mw ibv_cmd_dealloc_mw
+			ioctl"
+		for t in test_verbs test_pabi; do
+			# shellcheck disable=SC2046 # one option per name
+			"$cc" "$@" $(for e in $exports; do
+				printf -- '-Wl,--export-dynamic-symbol=%s ' "$e"; done) \
+				-o "$work/$t" "$pdir/$t.c" -libverbs -ldl ||
+				die "build of $t failed"
+		done
+	fi
+	mkdir -p "$out"
+	clear_other "$lib" "$link"
+	put "$work/$lib" "$out/$lib"
+	ln -sfn "$lib" "$out/libsnaa.so.1"
+	ln -sfn libsnaa.so.1 "$out/libsnaa.so"
+	ln -sfn "$lib" "$out/$link"
+	echo "driver snaa" >"$work/snaa.driver"
+	put "$work/snaa.driver" "$out/snaa.driver"
+	if [ -n "$tests" ]; then
+		for t in test_verbs test_pabi; do
+			put "$work/$t" "$out/$t"
+			chmod +x "$out/$t"
+		done
+		# the installed ibv_devices is that release's
+		rm -f "$out/ibv_devices"
+	fi
+	provider_mk 34 "$lib" "$link" \
+		"SNAA_RDMA_CORE_STAND_IN=${standin_dir#"$top"/}"
+	say "$out/$link -> $lib (rdma-core $ver stand-in, private ABI 34)"
+	exit 0
+fi
 
 # ---- 3. the scratch copy with the provider ------------------------------
 
@@ -320,15 +547,6 @@ cmake --build "$bld" --parallel "${SNAA_JOBS:-$(nproc)}" --target $targets ||
 
 # ---- 6. the result -----------------------------------------------------
 
-# put SRC DST: copy SRC to DST unless DST has the same bytes already
-# (an unchanged provider keeps its time stamp).
-put() {
-	if ! cmp -s "$1" "$2"; then
-		cp "$1" "$2.new"
-		mv "$2.new" "$2"
-	fi
-}
-
 set -- "$bld"/lib/libsnaa-rdmav*.so
 if [ $# != 1 ] || [ ! -L "$1" ]; then
 	die "expected one link $bld/lib/libsnaa-rdmavNN.so, found: $*"
@@ -340,12 +558,7 @@ lib=$(readlink "$1")
 lib=${lib##*/}
 mkdir -p "$out"
 # What another rdma-core left here goes.
-for f in "$out"/libsnaa.so.1.* "$out"/libsnaa-rdmav*.so; do
-	case ${f##*/} in
-	"$lib" | "$link") ;;
-	*) rm -f "$f" ;;
-	esac
-done
+clear_other "$lib" "$link"
 put "$bld/lib/$lib" "$out/$lib"
 ln -sfn "$lib" "$out/libsnaa.so.1"
 ln -sfn libsnaa.so.1 "$out/libsnaa.so"
@@ -357,15 +570,7 @@ if [ -n "$tests" ]; then
 	put "$bld/bin/ibv_devices" "$out/ibv_devices"
 	chmod +x "$out/ibv_devices"
 fi
-{
-	echo "# Written by scripts/provider-build.sh: what $out holds."
-	echo "SNAA_RDMA_CORE_VERSION := $ver"
-	echo "SNAA_RDMA_CORE_SRC := $src_pristine"
-	echo "SNAA_RDMA_CORE_BUILD := $bld"
-	echo "SNAA_IBVERBS_PABI := $pabi"
-	echo "SNAA_PROVIDER_LIB := $lib"
-	echo "SNAA_PROVIDER_LINK := $link"
-} >"$out/provider.mk.tmp"
-put "$out/provider.mk.tmp" "$out/provider.mk"
-rm -f "$out/provider.mk.tmp"
+[ -z "$tests" ] || rm -f "$out/test_pabi"
+provider_mk "$pabi" "$lib" "$link" "SNAA_RDMA_CORE_SRC=$src_pristine" \
+	"SNAA_RDMA_CORE_BUILD=$bld"
 say "$out/$link -> $lib (rdma-core $ver, private ABI $pabi)"
