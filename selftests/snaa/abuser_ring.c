@@ -638,8 +638,9 @@ void act_raw_cmd(struct actx *c)
 		"raw DEREG_MR", "raw DESTROY_AH",
 	};
 	int type, s, ret, a;
-	uint32_t h, num, rsz;
-	uint64_t key;
+	/* (set by raw_resize_cq() when it succeeds: gcc 15 cannot see it) */
+	uint32_t h, num = 0, rsz = 0;
+	uint64_t key = 0;
 
 	switch (rn(4)) {
 	case 0: case 1:
