@@ -14,6 +14,8 @@
 # another key (the package list was edited) builds the root afresh next to
 # the old one and swaps it in.
 set -eu
+# (where --run's CMD starts)
+caller_cwd=$(pwd -P)
 cd "$(dirname "$0")/.."
 top=$PWD
 
@@ -78,7 +80,8 @@ is unchanged is left alone; --force builds it again anyway.
                  mount namespace: the root read-only, this checkout
                  ($top) bind-mounted at the same path and writable,
                  the host's /dev, fresh /proc, /sys, /tmp and /run, the
-                 archive reachable as on the host; CMD starts in
+                 cache's rdma-core sources (scripts/provider-build.sh)
+                 shared, the archive reachable as on the host; CMD starts in
                  the current directory if it is inside the checkout,
                  else at its top.  For example:
                    scripts/roots.sh --run sid make -s modules ktest KVER=\$(ls ROOT/lib/modules)
@@ -254,7 +257,7 @@ run() {
 	# until a rebuild is.
 	exec 9>"$dir/.lock"
 	flock -s 9
-	cwd=$(pwd -P)
+	cwd=$caller_cwd
 	here=$(cd "$top" && pwd -P)
 	case $cwd/ in
 	"$here"/*) ;;
@@ -263,13 +266,17 @@ run() {
 	case $here in
 	/) die "--run: the checkout is /" ;;
 	esac
+	# The rdma-core sources scripts/provider-build.sh fetches: shared
+	# with the host's cache, so that a root fetches its release once.
+	src_cache=$cache/rdma-core
+	mkdir -p "$src_cache"
 	# shellcheck disable=SC2016 # expanded by that sh
 	unshare --mount --propagation private sh -ec '
-		r=$1 tree=$2 cwd=$3
-		shift 3
-		# The mount point of the checkout is the only thing this
-		# leaves in the root (an empty directory).
-		mkdir -p "$r$tree"
+		r=$1 tree=$2 cwd=$3 src_cache=$4
+		shift 4
+		# The mount points of the checkout and the source cache are
+		# the only things this leaves in the root (empty directories).
+		mkdir -p "$r$tree" "$r$src_cache"
 		mount --bind "$r" "$r"
 		mount -o remount,bind,ro "$r"
 		mount -t proc proc "$r/proc"
@@ -278,10 +285,12 @@ run() {
 		mount -t tmpfs -o mode=1777 tmpfs "$r/tmp"
 		mount -t tmpfs -o mode=0755 tmpfs "$r/run"
 		mount --bind "$tree" "$r$tree"
+		mount --bind "$src_cache" "$r$src_cache"
 		exec chroot "$r" env -i -C "$cwd" \
 			PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
-			HOME=/root LC_ALL=C.UTF-8 TERM=dumb "$@"
-	' sh "$r" "$here" "$cwd" "$@"
+			HOME=/root LC_ALL=C.UTF-8 TERM=dumb \
+			SNAA_CACHE="${src_cache%/rdma-core}" "$@"
+	' sh "$r" "$here" "$cwd" "$src_cache" "$@"
 }
 
 force=
