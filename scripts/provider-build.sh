@@ -13,6 +13,7 @@
 #                    version such as 56.1-1 (default: that of the installed
 #                    libibverbs-dev)
 #   --suite SUITE    the Debian suite whose deb-src holds VER (default:
+#                    the suite apt installed libibverbs-dev from, else
 #                    this host's codename, from /etc/os-release)
 #   --out DIR        where the provider lands (default: build/provider)
 #   --tests          also build the provider's host test (test_verbs) and
@@ -176,8 +177,17 @@ apt_src_fetch() {
 	# shellcheck disable=SC1091 # the host's
 	os_id=$(. /etc/os-release 2>/dev/null && echo "${ID:-}")
 	if [ -z "$suite" ]; then
+		# The suite the installed libibverbs-dev came from, as apt
+		# knows it ("500 URI SUITE/COMPONENT ..." under "*** VER"):
+		# on sid, os-release names the next release (forky), whose
+		# rdma-core may be another.  Else this host's codename.
+		suite=$(apt-cache policy libibverbs-dev 2>/dev/null | awk '
+			/^ \*\*\* / { f = 1; next }
+			/^ {5}[^ ]/ { f = 0 }
+			f && $2 ~ /^[a-z]+:\/\// { split($3, a, "/"); print a[1]; exit }')
 		# shellcheck disable=SC1091
-		suite=$(. /etc/os-release 2>/dev/null && echo "${VERSION_CODENAME:-}")
+		[ -n "$suite" ] ||
+			suite=$(. /etc/os-release 2>/dev/null && echo "${VERSION_CODENAME:-}")
 		[ -n "$suite" ] || die "cannot tell this host's suite: give --suite"
 	fi
 	case $os_id in
