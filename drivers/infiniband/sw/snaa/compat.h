@@ -67,6 +67,21 @@ static inline struct ib_udata *snaa_create_cq_udata(struct ib_udata *udata)
 #define SNAA_OP_CREATE_USER_CQ(fn)
 #endif
 
+/*
+ * SNAA_OP_REPORT_PORT_EVENT(fn): where ib_core follows the netdev's link
+ * state itself (NETDEV_UP, _DOWN, _CHANGE), it reports the port events
+ * unless the driver takes them with this op; snaa does, so that they are
+ * reported once, by the same code on every kernel.  SNAA_CORE_NETDEV_EVENTS
+ * says whether the core calls it (else snaa's own netdev notifier does).
+ */
+#ifdef SNAA_HAVE_REPORT_PORT_EVENT
+#define SNAA_OP_REPORT_PORT_EVENT(fn) .report_port_event = (fn),
+#define SNAA_CORE_NETDEV_EVENTS true
+#else
+#define SNAA_OP_REPORT_PORT_EVENT(fn)
+#define SNAA_CORE_NETDEV_EVENTS false
+#endif
+
 #ifdef SNAA_HAVE_RESIZE_USER_CQ
 #define SNAA_OP_RESIZE_CQ(fn) .resize_user_cq = (fn),
 #define SNAA_RESIZE_CQE unsigned int

@@ -48,6 +48,22 @@ static const struct ib_device_ops snaa_probe_ops __maybe_unused = {
 };
 #endif
 
+/*
+ * ib_core follows the link state of a device's netdev itself and reports
+ * port events, unless the driver has ib_device_ops.report_port_event.
+ */
+#ifdef SNAA_PROBE_REPORT_PORT_EVENT
+static void snaa_probe_report_port_event(struct ib_device *ibdev,
+					 struct net_device *ndev,
+					 unsigned long event)
+{
+}
+
+static const struct ib_device_ops snaa_probe_ops __maybe_unused = {
+	.report_port_event = snaa_probe_report_port_event,
+};
+#endif
+
 /* Create-CQ attributes with which user space brings the CQ's memory. */
 #ifdef SNAA_PROBE_CQ_BUFFER_ATTRS
 static bool __maybe_unused

@@ -79,6 +79,10 @@ static void snaa_dealloc_driver(struct ib_device *ibdev)
 	mutex_unlock(&snaa_dev_lock);
 }
 
+static void snaa_report_port_event(struct ib_device *ibdev,
+				   struct net_device *ndev,
+				   unsigned long event);
+
 static const struct ib_device_ops snaa_dev_ops = {
 	.owner = THIS_MODULE,
 	.driver_id = RDMA_DRIVER_UNKNOWN,
@@ -128,6 +132,7 @@ static const struct ib_device_ops snaa_dev_ops = {
 	.query_srq = snaa_query_srq,
 	.reg_user_mr = snaa_reg_user_mr,
 	.req_notify_cq = snaa_req_notify_cq,
+	SNAA_OP_REPORT_PORT_EVENT(snaa_report_port_event)
 	SNAA_OP_RESIZE_CQ(snaa_resize_cq)
 
 	INIT_RDMA_OBJ_SIZE(ib_ah, snaa_ah, ibah),
@@ -276,6 +281,23 @@ static void snaa_port_event(struct snaa_dev *sdev)
 		 state == IB_PORT_ACTIVE ? "ACTIVE" : "DOWN");
 }
 
+/*
+ * snaa_report_port_event() - the netdev's link may have changed state
+ * @ibdev: the snaa device
+ * @ndev: its netdev
+ * @event: NETDEV_UP, NETDEV_DOWN or NETDEV_CHANGE
+ *
+ * Called under RTNL by ib_core's netdev notifier where the core follows
+ * the link state (ib_device_ops.report_port_event), else by snaa's own:
+ * either way one PORT_ACTIVE or PORT_ERR event per change of state.
+ */
+static void snaa_report_port_event(struct ib_device *ibdev,
+				   struct net_device *ndev,
+				   unsigned long event)
+{
+	snaa_port_event(container_of(ibdev, struct snaa_dev, ibdev));
+}
+
 static int snaa_netdev_event(struct notifier_block *nb, unsigned long event,
 			     void *ptr)
 {
@@ -300,7 +322,8 @@ static int snaa_netdev_event(struct notifier_block *nb, unsigned long event,
 	case NETDEV_UP:
 	case NETDEV_DOWN:
 	case NETDEV_CHANGE:
-		snaa_port_event(sdev);
+		if (!SNAA_CORE_NETDEV_EVENTS)
+			snaa_report_port_event(&sdev->ibdev, ndev, event);
 		break;
 	default:
 		break;
