@@ -1097,12 +1097,46 @@ static void case_states(struct vu_dev *da, struct vu_dev *db)
 	vu_report(ok, "states: RESET->INIT without the required ACCESS_FLAGS "
 		  "fails with EINVAL");
 
+	at.qp_access_flags = QP_ACCESS | IBV_ACCESS_MW_BIND;
+	ret = ibv_modify_qp(a.qp, &at, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+			    IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
+	ok = eq_ret("ibv_modify_qp(RESET->INIT, access MW_BIND)", ret, EINVAL);
+	ok &= eq_state("after the refused transition", vu_qp_state(a.qp),
+		       IBV_QPS_RESET);
+	vu_report(ok, "states: RESET->INIT with an MR-only access flag "
+		  "(MW_BIND) fails with EINVAL");
+
 	ok = eq_ret("ibv_modify_qp(RESET->INIT) A", ep_init(&a), 0);
 	ok &= eq_ret("ibv_modify_qp(RESET->INIT) B", ep_init(&b), 0);
 	if (ok)
 		ok = check_query(&a, &b, IBV_QPS_INIT, ST_INIT);
 	vu_report(ok, "states: RESET->INIT with PKEY_INDEX|PORT|ACCESS_FLAGS; "
 		  "ibv_query_qp returns what was set");
+
+	/*
+	 * Remote FLUSH (the uverbs ABI's access bits 8 and 9, which rdma-core
+	 * 44 does not name): accepted and kept, as hardware without FLUSH
+	 * does (rdma-core 65's pyverbs asks for it on every RC QP).
+	 */
+	memset(&at, 0, sizeof(at));
+	at.qp_access_flags = QP_ACCESS | (1 << 8) | (1 << 9);
+	ret = ibv_modify_qp(a.qp, &at, IBV_QP_ACCESS_FLAGS);
+	ok = eq_ret("ibv_modify_qp(INIT, access + FLUSH_GLOBAL|PERSISTENT)",
+		    ret, 0);
+	memset(&at, 0, sizeof(at));
+	if (ok) {
+		struct ibv_qp_init_attr ia;
+
+		ok = eq_ret("ibv_query_qp", ibv_query_qp(a.qp, &at,
+			    IBV_QP_ACCESS_FLAGS, &ia), 0);
+		ok = ok && eq("qp_access_flags", (unsigned int)at.qp_access_flags,
+			      QP_ACCESS | (1 << 8) | (1 << 9));
+	}
+	at.qp_access_flags = QP_ACCESS;
+	ok &= eq_ret("ibv_modify_qp(INIT, access back)",
+		     ibv_modify_qp(a.qp, &at, IBV_QP_ACCESS_FLAGS), 0);
+	vu_report(ok, "states: the remote FLUSH access flags are accepted and "
+		  "kept (no FLUSH is served)");
 
 	memset(&at, 0, sizeof(at));
 	at.qp_state = IBV_QPS_RTR;

@@ -61,6 +61,17 @@
 #define SNAA_KERNEL_RESERVE(max)	((max) / 16)
 /* RDMA READ and atomic requests outstanding per QP, each direction. */
 #define SNAA_MAX_RD_ATOMIC	128
+
+/*
+ * QP access flags that modify_qp accepts and keeps (query_qp returns
+ * them) but that enable nothing: remote FLUSH, bits 8 and 9 of the
+ * uverbs ABI (IB_UVERBS_ACCESS_FLUSH_GLOBAL and _PERSISTENT, named from
+ * 6.2 on; snaa has no FLUSH, whose requests are answered as unsupported
+ * opcodes), and the optional range, which a driver may ignore.  rdma-core
+ * 65's pyverbs asks for FLUSH on every RC QP, as hardware without FLUSH
+ * accepts it.
+ */
+#define SNAA_QP_ACCESS_IGNORED	(BIT(8) | BIT(9) | IB_ACCESS_OPTIONAL)
 /*
  * RC: unacknowledged packets a requester may have outstanding, and the
  * window it starts again from after a local ACK timeout (see

@@ -554,7 +554,8 @@ static int snaa_modify_qp_check(struct snaa_qp *qp, struct ib_qp_attr *attr,
 	    (attr->qp_access_flags & ~(IB_ACCESS_REMOTE_WRITE |
 				       IB_ACCESS_REMOTE_READ |
 				       IB_ACCESS_REMOTE_ATOMIC |
-				       IB_ACCESS_LOCAL_WRITE)))
+				       IB_ACCESS_LOCAL_WRITE |
+				       SNAA_QP_ACCESS_IGNORED)))
 		return -EINVAL;
 	if ((mask & IB_QP_DEST_QPN) && attr->dest_qp_num > SNAA_QPN_MASK)
 		return -EINVAL;
