@@ -60,7 +60,7 @@ VM_ENV = SNAA_KVER=$(VM_KVER)
 
 .PHONY: all modules provider unit selftests ktest common install modules_install \
 	naaice wcubuf dkms-install check check-full check-deps check-host check-vm \
-	check-compat check-debug demo demo-naaice demo-wcubuf deps kdir \
+	check-compat check-matrix check-debug demo demo-naaice demo-wcubuf deps kdir \
 	style sparse clean help bench bench-naaice bench-wcubuf fuzz soak
 
 all: modules provider unit selftests ktest common naaice wcubuf
@@ -153,9 +153,10 @@ check-full: check-deps
 	$(VM_ALL)
 	$(VM_ENV) sh scripts/check.sh full
 
-# One stage alone: host, vm, compat or debug (the debug kernel: built
+# One stage alone: host, vm, compat, matrix (trixie and sid, in their
+# cached roots: scripts/matrix.sh) or debug (the debug kernel: built
 # once per machine, cached in /var/cache/snaa; scripts/debug-kernel.sh).
-check-host check-vm check-compat check-debug: check-%:
+check-host check-vm check-compat check-matrix check-debug: check-%:
 	$(VM_ALL)
 	$(VM_ENV) sh scripts/check.sh $*
 

@@ -3,7 +3,7 @@
 #
 # Run the test suites and print the total as "N passed, N failed".
 #
-#   scripts/check.sh [host|kbuild|vm|compat|debug|soak|all|full]
+#   scripts/check.sh [host|kbuild|vm|compat|matrix|debug|soak|all|full]
 #                                                     (default: all)
 #
 #   host    unit tests, fuzz targets (regression inputs, then a fixed
@@ -19,6 +19,11 @@
 #           bookworm's 6.1), then ktest.sh through the kernel's kselftest
 #           framework (scripts/kselftest.sh)
 #   compat  the VM tests in $SNAA_COMPAT_TESTS on every compat kernel
+#   matrix  each distribution of $SNAA_MATRIX (default "trixie sid"; empty:
+#           none): its cached root made (scripts/roots.sh), snaa built
+#           in it from scratch and its kernel and userland booted in the
+#           VM for $SNAA_MATRIX_TESTS (scripts/matrix.sh; NAAICE's
+#           quick set)
 #   debug   the VM tests in $SNAA_DEBUG_TESTS on the debug kernel (KASAN,
 #           lockdep, kmemleak, UBSAN, DEBUG_OBJECTS, KFENCE), built once
 #           per machine by scripts/debug-kernel.sh; any report fails
@@ -38,8 +43,9 @@
 #   - perftest between two snaa devices (perf/uc.sh, perf/rc.sh):
 #     perf/uc_interop.sh and perf/rc_interop.sh run the same programs
 #     between snaa and rdma_rxe in both directions;
-#   - on the compat kernel, interop/rc.sh (rc.sh exercises rdma_cm and
-#     RC there) and rc.sh's streams (SNAA_RC_QUICK);
+#   - the compat kernel's VM suite (bookworm-backports' 6.12): the trixie
+#     row of the matrix boots trixie's 6.12 (with trixie's userland);
+#     the compat kernel is still built (kbuild);
 #   - on the debug kernel, hostile/limits.sh and wcubuf_rx.sh (the
 #     default and the compat kernels run them), hostile/abuse.sh's seeds
 #     2 and 3, hostile/fuzz.sh's rounds 5 to 8, hostile/teardown.sh's
@@ -51,7 +57,8 @@
 # if it is not cached (SCHED_IDLE), the default kernel's lane runs the
 # first half of its suite; then each lane takes the next VM job that no
 # lane has taken (the other half, the two halves of the debug suite, the
-# compat suite).  A VM that
+# compat suite, each matrix row).  The host lane also makes the matrix's
+# roots, once per machine (debootstrap).  A VM that
 # shares the machine with another gets twice the time limits.  Each
 # stage's output is printed whole when it ends, with its time; at the
 # end, a table of the stages' times.
@@ -80,9 +87,9 @@ set -u
 cd "$(dirname "$0")/.." || exit 1
 what=${1:-all}
 case $what in
-host | kbuild | vm | compat | debug | soak | all | full) ;;
+host | kbuild | vm | compat | matrix | debug | soak | all | full) ;;
 *)
-	echo "usage: $0 [host|kbuild|vm|compat|debug|soak|all|full]" >&2
+	echo "usage: $0 [host|kbuild|vm|compat|matrix|debug|soak|all|full]" >&2
 	exit 2 ;;
 esac
 : "${SNAA_KVER:=$(sh scripts/kver.sh)}"
@@ -127,7 +134,14 @@ if [ "$what" = full ]; then
 	debug_verbs_quick=0
 else
 	: "${SNAA_VM_TESTS:=$(without_tests "ktest.sh hostile/fuzz.sh hostile/abuse.sh hostile/teardown.sh perf/uc.sh perf/rc.sh")}"
-	: "${SNAA_COMPAT_TESTS:=device.sh hostile/malformed.sh verbs.sh ktest.sh wcubuf_rx.sh hostile/limits.sh rc.sh}"
+	# In "all", 6.12 is booted by the trixie row of the matrix (its
+	# own 6.12, with its own userland); the compat kernel is built
+	# (kbuild) only.
+	if [ "$what" = all ]; then
+		: "${SNAA_COMPAT_TESTS=}"
+	else
+		: "${SNAA_COMPAT_TESTS:=device.sh hostile/malformed.sh verbs.sh ktest.sh wcubuf_rx.sh hostile/limits.sh rc.sh}"
+	fi
 	: "${SNAA_DEBUG_TESTS:=verbs.sh hostile/teardown.sh hostile/fuzz.sh | hostile/abuse.sh rc.sh ktest.sh}"
 	export SNAA_TEARDOWN_REPEAT="${SNAA_TEARDOWN_REPEAT:-1}"
 	compat_rc_quick=1
@@ -135,6 +149,13 @@ else
 	debug_fuzz_rounds=4
 	debug_verbs_quick=1
 fi
+
+# The support matrix's rows besides bookworm (scripts/matrix.sh) and the
+# tests each runs ("all": NAAICE's and rc.sh's quick sets).
+: "${SNAA_MATRIX=trixie sid}"
+matrix_quick=1
+[ "$what" != full ] || matrix_quick=0
+: "${SNAA_MATRIX_TESTS:=device.sh verbs.sh interop/uc.sh interop/rc.sh interop/pyverbs.sh perf/uc_interop.sh wcubuf_rx.sh naaice.sh}"
 
 # The newest 6.12 kernel that has headers and an image, unless it is the
 # default kernel already.
@@ -348,6 +369,44 @@ stage_host_kbuild() {
 	stage_host
 	stage_runner
 	stage_kbuild
+	matrix_roots
+}
+
+# matrix_roots: make the matrix's roots that are not cached yet (the
+# rows wait for them).
+matrix_roots() {
+	[ -n "$SNAA_MATRIX" ] || return 0
+	t0=$(date +%s)
+	# shellcheck disable=SC2086 # a list of suites
+	if sh scripts/roots.sh $SNAA_MATRIX >"$log/roots.out" 2>&1; then
+		sed 's/^/# /' "$log/roots.out"
+	else
+		sed 's/^/# /' "$log/roots.out" | tail -n 20
+		not_ok "matrix: scripts/roots.sh $SNAA_MATRIX failed"
+	fi
+	stage_time roots $(($(date +%s) - t0))
+}
+
+# matrix_row SUITE: build snaa in SUITE's root, then its VM tests.
+matrix_row() {
+	suite "build-$1" sh scripts/matrix.sh --build "$1"
+	[ "$rc" = 0 ] || return 0
+	# shellcheck disable=SC2086 # a list of test names
+	suite "vm-$1" env SNAA_TIME_SCALE="$(scaled $VM_SCALE)" \
+		SNAA_NAAICE_QUICK=$matrix_quick SNAA_RC_QUICK=$matrix_quick \
+		sh scripts/matrix.sh --test "$1" $SNAA_MATRIX_TESTS
+}
+
+stage_matrix() {
+	for m in $SNAA_MATRIX; do
+		matrix_row "$m"
+	done
+}
+
+matrix_jobs() {
+	for m in $SNAA_MATRIX; do
+		printf 'matrix-%s ' "$m"
+	done
 }
 
 # VM_SCALE: the time limits' factor for the VM stages (2 when they share
@@ -425,6 +484,7 @@ stage_compat() {
 	if [ -n "${no_compat:-}" ]; then
 		not_ok "compat: $no_compat"
 	fi
+	[ -n "$SNAA_COMPAT_TESTS" ] || return 0
 	for k in $SNAA_COMPAT_KVERS; do
 		if ! modules_for "$k"; then
 			not_ok "compat: building the modules for $k failed"
@@ -530,6 +590,7 @@ take_jobs() {
 		case $job in
 		vm-2) run_stage vm-2 vm_suite 2 ;;
 		compat) run_stage compat stage_compat ;;
+		matrix-*) run_stage "$job" matrix_row "${job#matrix-}" ;;
 		debug-*) run_stage "$job" debug_suite "${job#debug-}" ;;
 		esac
 	done
@@ -546,7 +607,7 @@ debug_jobs() {
 lane_debug() {
 	debug_kernel
 	# shellcheck disable=SC2046 # a list of job names
-	take_jobs $(debug_jobs) vm-2 compat
+	take_jobs $(debug_jobs) vm-2 compat $(matrix_jobs)
 }
 
 # run_stage NAME FUNCTION [ARG]: a stage, timed.
@@ -564,6 +625,7 @@ host) run_stage host stage_host ;;
 kbuild) run_stage kbuild stage_kbuild ;;
 vm) calibrate; run_stage runner stage_runner; run_stage vm stage_vm ;;
 compat) calibrate; run_stage compat stage_compat ;;
+matrix) calibrate; matrix_roots; run_stage matrix stage_matrix ;;
 debug) calibrate; run_stage debug stage_debug ;;
 soak) calibrate; run_stage soak stage_soak ;;
 all | full)
@@ -575,7 +637,7 @@ all | full)
 	run_stage vm-1 vm_suite 1
 	run_stage kselftest vm_kselftest
 	# shellcheck disable=SC2046 # a list of job names
-	take_jobs vm-2 compat $(debug_jobs -r)
+	take_jobs vm-2 compat $(matrix_jobs) $(debug_jobs -r)
 	bg_collect
 	;;
 esac

@@ -327,12 +327,19 @@ esac
 command -v debootstrap >/dev/null ||
 	die "debootstrap is not installed (make deps, or apt-get install debootstrap)"
 mkdir -p "$dir"
-# One builder at a time per cache.
+# One builder at a time per cache.  (A root that is up to date needs no
+# lock: a --run holding the shared one goes on.)
 exec 9>"$dir/.lock"
-flock 9
-
 # shellcheck disable=SC2086 # a list
 [ $# -gt 0 ] || set -- $default_suites
+stale=
+for suite in "$@"; do
+	have_key "$dir/$suite" "$(root_key "$suite")" || stale=1
+done
+if [ -n "$stale" ] || [ -n "$force" ]; then
+	flock 9
+fi
+
 for suite in "$@"; do
 	case $suite in
 	*/* | .* | "") die "bad suite name '$suite'" ;;
