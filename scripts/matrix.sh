@@ -62,6 +62,18 @@ die() {
 	exit 1
 }
 
+# ksft_extract DIR: the kselftest harness from the linux-source tarball.
+ksft_extract() {
+	for t in /usr/src/linux-source-*.tar.xz; do
+		[ -f "$t" ] || die "no /usr/src/linux-source-*.tar.xz (make deps)"
+		tar -xJf "$t" -C "$1" --strip-components=4 \
+			--wildcards '*/tools/testing/selftests/kselftest_harness.h' \
+			'*/tools/testing/selftests/kselftest.h' ||
+			die "cannot extract the kselftest harness from $t"
+		return 0
+	done
+}
+
 build=1
 test=1
 case ${1:-} in
@@ -93,16 +105,15 @@ if [ -n "$build" ]; then
 	# nothing the host built can leak in.
 	git ls-files -z | tar --null -T - -cf - | tar -xf - -C "$tree" ||
 		die "cannot copy the checkout to $tree"
-	# The kselftest harness, from the host's linux-source tarball (the
-	# roots have none; selftests/snaa/Makefile takes it from there).
-	for t in /usr/src/linux-source-*.tar.xz; do
-		[ -f "$t" ] || die "no /usr/src/linux-source-*.tar.xz (make deps)"
-		tar -xJf "$t" -C "$tree/build/ksft" --strip-components=4 \
-			--wildcards '*/tools/testing/selftests/kselftest_harness.h' \
-			'*/tools/testing/selftests/kselftest.h' ||
-			die "cannot extract the kselftest harness from $t"
-		break
-	done
+	# The kselftest harness, as the host's build extracted it from its
+	# linux-source tarball, else from that tarball (the roots have none;
+	# selftests/snaa/Makefile takes it from build/ksft).
+	if [ -f build/ksft/kselftest_harness.h ] && [ -f build/ksft/kselftest.h ]; then
+		cp build/ksft/kselftest_harness.h build/ksft/kselftest.h \
+			"$tree/build/ksft/"
+	else
+		ksft_extract "$tree/build/ksft"
+	fi
 	cd "$tree"
 	log=$(mktemp /tmp/snaa-matrix.XXXXXX)
 	# W=1, no warning, both modules, sparse: kbuild-check.sh's results,
