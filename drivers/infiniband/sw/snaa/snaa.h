@@ -67,9 +67,9 @@
  * them) but that enable nothing: remote FLUSH, bits 8 and 9 of the
  * uverbs ABI (IB_UVERBS_ACCESS_FLUSH_GLOBAL and _PERSISTENT, named from
  * 6.2 on; snaa has no FLUSH, whose requests are answered as unsupported
- * opcodes), and the optional range, which a driver may ignore.  rdma-core
- * 65's pyverbs asks for FLUSH on every RC QP, as hardware without FLUSH
- * accepts it.
+ * opcodes), and the optional range, which a driver may ignore.  The
+ * pyverbs suites of rdma-core 56.1 and 65 ask for FLUSH on the RC QPs
+ * they make with create_qp_ex; hardware without FLUSH accepts it.
  */
 #define SNAA_QP_ACCESS_IGNORED	(BIT(8) | BIT(9) | IB_ACCESS_OPTIONAL)
 /*
