@@ -118,8 +118,14 @@ if [ -n "$build" ]; then
 	log=$(mktemp /tmp/snaa-matrix.XXXXXX)
 	# W=1, no warning, both modules, sparse: kbuild-check.sh's results,
 	# numbered on here
-	sh "$top/scripts/roots.sh" --run "$suite" sh scripts/kbuild-check.sh \
-		"$kver" >"$log" 2>&1
+	if ! sh "$top/scripts/roots.sh" --run "$suite" sh scripts/kbuild-check.sh \
+		"$kver" >"$log" 2>&1 && ! grep -q '^not ok ' "$log"; then
+		# not kbuild-check.sh's failure: the root's
+		tail -n 20 "$log" | sed 's/^/# /'
+		result 1 "$suite: scripts/kbuild-check.sh runs in the root"
+		rm -f "$log"
+		exit 1
+	fi
 	while IFS= read -r line; do
 		case $line in
 		"ok "[0-9]*) result 0 "$suite: ${line#* - }" ;;

@@ -284,6 +284,8 @@ run() {
 		mount --rbind /dev "$r/dev"
 		mount -t tmpfs -o mode=1777 tmpfs "$r/tmp"
 		mount -t tmpfs -o mode=0755 tmpfs "$r/run"
+		# (again: a checkout under /tmp or /run is in those tmpfs)
+		mkdir -p "$r$tree" "$r$src_cache"
 		mount --bind "$tree" "$r$tree"
 		mount --bind "$src_cache" "$r$src_cache"
 		exec chroot "$r" env -i -C "$cwd" \
