@@ -158,12 +158,11 @@ if [ -n "$test" ]; then
 	[ -d "$tree/build/modroot/lib/modules/$kver" ] ||
 		die "nothing built for $suite ($tree): scripts/matrix.sh --build $suite"
 	cd "$tree"
+	# the tests' budgets and a minute each for the boot and the cleanup
+	# between them, as scripts/check.sh gives its VM suites
 	# shellcheck disable=SC2086 # a list of tests
-	selftests/vm/run --root "$root" --kernel "$kver" \
-		--timeout "$(awk -v t="$tests" '
-			BEGIN { n = split(t, w, /[ \n]+/) }
-			!/^#/ && NF == 2 { b[$1] = $2 }
-			END { s = 0; for (i = 1; i <= n; i++) if (w[i] != "") s += b[w[i]] + 60
-			      print s }' selftests/snaa/budgets)" -- \
-		sh selftests/snaa/run_tests.sh $tests
+	set -- $tests
+	timeout=$(($(SNAA_TIME_SCALE=1 sh selftests/snaa/run_tests.sh --total "$@") + 60 * $#))
+	selftests/vm/run --root "$root" --kernel "$kver" --timeout "$timeout" \
+		-- sh selftests/snaa/run_tests.sh "$@"
 fi
